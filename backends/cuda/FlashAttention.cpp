@@ -180,6 +180,22 @@ static bool fitsTheMmaKernel(int64_t headDim, int64_t valueDim) {
          valueDim % 8 == 0 && valueDim <= 128;
 }
 
+/// Whether the tensor-core gradient (KernelBuilder::buildMmaGrad) takes
+/// these head dims: both in steps of 16, the k of the products whose A
+/// operands are the key and value rows, and whose tiles are those of the
+/// forward (mmaTileKeys).
+static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim) {
+  return fitsTheMmaKernel(headDim, valueDim) && valueDim % 16 == 0;
+}
+
+/// The rows of the other side's tiles in the tensor-core gradient: the
+/// forward's, but 16 for head dims over 96, whose f32 accumulators (dk
+/// and dv, 2 x 64 registers a lane at 128) leave too few registers for
+/// wider tiles' scores: with 32, ptxas spills 272 bytes on sm_90.
+static int64_t mmaGradientTile(int64_t headDim, int64_t valueDim) {
+  return std::max(headDim, valueDim) > 96 ? 16 : mmaTileKeys(headDim, valueDim);
+}
+
 /// {scale, causal} of an attention or its gradient.
 static DictionaryAttr attentionInfo(Builder &builder, APFloat scale,
                                    bool causal) {
@@ -207,22 +223,26 @@ static bool takenByTheKernels(Operation *op) {
   return fitsTheKernel(lastDim(0), lastDim(2));
 }
 
-/// Whether the tensor-core kernel takes a forward attention as it is, in
-/// f16 or bf16: static shapes and head dims that fit.
+/// Whether the tensor-core kernels take an attention or its gradient as it
+/// is, in f16 or bf16: static shapes and head dims that fit.
 static bool takenOnTensorCores(Operation *op) {
-  auto forward = dyn_cast<mlir::kiln::AttentionOp>(op);
-  if (!forward)
+  if (!isa<mlir::kiln::AttentionOp, mlir::kiln::AttentionGradOp>(op))
     return false;
-  auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
-  Type element = typeOf(forward.getQuery()).getElementType();
+  auto shapeOf = [&](unsigned operand) {
+    return cast<RankedTensorType>(op->getOperand(operand).getType()).getShape();
+  };
+  Type element =
+      cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
   auto isStatic = [](Type type) {
     return cast<RankedTensorType>(type).hasStaticShape();
   };
+  int64_t headDim = shapeOf(0).back(), valueDim = shapeOf(2).back();
   return (element.isBF16() || element.isF16()) &&
          llvm::all_of(op->getOperandTypes(), isStatic) &&
          llvm::all_of(op->getResultTypes(), isStatic) &&
-         fitsTheMmaKernel(typeOf(forward.getQuery()).getShape().back(),
-                          typeOf(forward.getValue()).getShape().back());
+         (isa<mlir::kiln::AttentionOp>(op)
+              ? fitsTheMmaKernel(headDim, valueDim)
+              : fitsTheMmaGradient(headDim, valueDim));
 }
 
 namespace {
@@ -257,17 +277,24 @@ struct KilnCudaOutlineAttentionPass
         continue;
       }
       // The gradient's kernels need rowsum(dO * O) per query row, not O:
-      // computed here as kiln ops (a block reduction on the GPU) and
-      // passed in O's place.
+      // computed here as kiln ops (a block reduction on the GPU), in f32
+      // for half precision, and passed in O's place.
       auto grad = cast<mlir::kiln::AttentionGradOp>(op);
       builder.setInsertionPoint(op);
       Location loc = op->getLoc();
+      auto widened = [&](Value x) -> Value {
+        auto type = cast<RankedTensorType>(x.getType());
+        if (type.getElementType().isF32())
+          return x;
+        return builder.create<mlir::kiln::CastOp>(
+            loc, type.clone(builder.getF32Type()), x);
+      };
       int64_t last =
           cast<RankedTensorType>(grad.getResult().getType()).getRank() - 1;
+      Value cotangent = widened(grad.getResultGrad());
+      Value result = widened(grad.getResult());
       Value delta = builder.create<mlir::kiln::ReduceSumOp>(
-          loc,
-          builder.create<mlir::kiln::MulOp>(loc, grad.getResultGrad(),
-                                            grad.getResult()),
+          loc, builder.create<mlir::kiln::MulOp>(loc, cotangent, result),
           ArrayRef<int64_t>{last});
       SmallVector<Value> operands{grad.getQuery(), grad.getKey(),
                                   grad.getValue(), grad.getResultGrad(),
@@ -305,6 +332,12 @@ public:
                 Value lse, double scale, bool causal, int64_t batch,
                 ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
                 int64_t headDim, int64_t valueDim);
+  /// The tensor-core gradient's two kernels, for f16 and bf16 buffers where
+  /// fitsTheMmaGradient: `operands` and `grads` as for buildTiledGrad.
+  void buildMmaGrad(ArrayRef<Value> operands, Value mask, ArrayRef<Value> grads,
+                    double scale, bool causal, int64_t batch,
+                    ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
+                    int64_t headDim, int64_t valueDim);
   /// The register-tiled gradient's kernels, where fitsTheTiledGradient:
   /// `operands` are query, key, value, dO, lse and rowsum(dO * O), `grads`
   /// the dq, dk and dv buffers. Erases the call.
@@ -365,13 +398,12 @@ private:
       return call.emitError()
              << "'" << mark << "' must be {scale = f64, causal = bool}";
     unsigned count = call.getNumOperands();
-    // The forward's half-precision buffers are checked by build().
+    // Half-precision buffers are checked by build() and buildGrad().
     auto staticFloat = [&](Value value) {
       auto type = dyn_cast<MemRefType>(value.getType());
       Type element = type ? type.getElementType() : Type();
       return type && type.hasStaticShape() &&
-             (element.isF32() || (mark == kAttentionAttr &&
-                                  (element.isF16() || element.isBF16())));
+             (element.isF32() || element.isF16() || element.isBF16());
     };
     if ((count != plain && count != plain + 1) || call.getNumResults() != 0 ||
         !llvm::all_of(call.getOperands(), staticFloat))
@@ -379,6 +411,16 @@ private:
     scale = scaleAttr.getValueAsDouble();
     causal = causalAttr.getValue();
     mask = count == plain + 1 ? call.getOperand(maskIndex) : Value();
+    return success();
+  }
+  /// Fails, saying so, where a call whose query is f32 passes a buffer of
+  /// another type: the f32 kernels take f32 throughout.
+  LogicalResult allF32() {
+    for (auto [i, type] : llvm::enumerate(call.getOperandTypes()))
+      if (!cast<MemRefType>(type).getElementType().isF32())
+        return call.emitError()
+               << "operand " << i << " is " << type
+               << ", where the f32 kernels take f32 buffers throughout";
     return success();
   }
   /// Fails, saying why, where the kernels do not take these head dims.
@@ -943,6 +985,172 @@ private:
                                                  ArrayRef<int64_t>{i}));
     return d;
   }
+  /// A thread of a tensor-core kernel: its warp, and in the warp its group
+  /// g = lane / 4 and its place t = lane % 4 in the group, by which the
+  /// fragments are laid out (TensorCoreMma.h).
+  struct MmaLane {
+    Value thread, warp, g, t;
+  };
+  MmaLane mmaLane(gpu::LaunchOp launch) {
+    MmaLane l;
+    l.thread = launch.getThreadIds().x;
+    Value lane = b.create<arith::RemUIOp>(loc, l.thread, index(32));
+    l.warp = b.create<arith::DivUIOp>(loc, l.thread, index(32));
+    l.g = b.create<arith::DivUIOp>(loc, lane, index(4));
+    l.t = b.create<arith::RemUIOp>(loc, lane, index(4));
+    return l;
+  }
+  /// Where word c of row r of a staged tile of `width` words a row is
+  /// kept, so that the eight rows 8 n + g a warp's groups read at once fall
+  /// in different banks: c's bits 2..4 xor r mod 8 where rows are a
+  /// multiple of 32 words (each starts at bank 0), bits 2..3 xor (r / 2)
+  /// mod 4 where they are an odd multiple of 16 (rows start at banks 0 and
+  /// 16 in turn).
+  Value swizzledWord(int64_t width, Value r, Value c) {
+    auto xorOf = [&](Value x, Value y) -> Value {
+      return b.create<arith::XOrIOp>(loc, x, y);
+    };
+    if (width % 32 == 0)
+      return xorOf(c,
+                   mul(b.create<arith::RemUIOp>(loc, r, index(8)), index(4)));
+    if (width % 16 == 0)
+      return xorOf(
+          c, mul(b.create<arith::RemUIOp>(
+                     loc, b.create<arith::DivUIOp>(loc, r, index(2)), index(4)),
+                 index(4)));
+    return c;
+  }
+  /// A lane's two words of a B operand: words 8 chunk + t and 8 chunk + 4 +
+  /// t of row `row` of a staged tile.
+  SmallVector<Value, 2> rightWords(const MmaLane &l, Value tile, Value row,
+                                   int64_t chunk) {
+    int64_t width = cast<MemRefType>(tile.getType()).getDimSize(1);
+    SmallVector<Value, 2> words;
+    for (int64_t w = 0; w < 2; ++w)
+      words.push_back(b.create<memref::LoadOp>(
+          loc, tile,
+          ValueRange{row, swizzledWord(width, row,
+                                       add(l.t, index(8 * chunk + 4 * w)))}));
+    return words;
+  }
+  /// tile[r][c] (swizzled) = columns 2c and 2c + 1 of row first + r of
+  /// this block's batch entry of `source` as one word, zeros from row
+  /// `limit` on: rows as B operands whose k runs along the columns.
+  void stagePairs(Value source, Value first, int64_t limit, Value tile,
+                  Value thread, int64_t threads) {
+    auto type = cast<MemRefType>(tile.getType());
+    int64_t width = type.getDimSize(1);
+    loop(thread, index(type.getNumElements()), index(threads), {},
+         [&](Value e, ValueRange) {
+           Value r = b.create<arith::DivUIOp>(loc, e, index(width));
+           Value c = b.create<arith::RemUIOp>(loc, e, index(width));
+           Value row = add(first, r), column = mul(c, index(2));
+           Value word =
+               packHalves(loadOrZero(source, row, limit, column),
+                          loadOrZero(source, row, limit, add(column, one)));
+           b.create<memref::StoreOp>(loc, word, tile,
+                                     ValueRange{r, swizzledWord(width, r, c)});
+           return SmallVector<Value>{};
+         });
+  }
+  /// tile[d][c] (swizzled) = column d of rows first + 2c and first + 2c + 1
+  /// of `source` as one word, zeros from row `limit` on: rows as B
+  /// operands whose k runs along the rows. Consecutive threads read
+  /// consecutive columns of a row.
+  void stagePairsTransposed(Value source, Value first, int64_t limit,
+                            Value tile, Value thread, int64_t threads) {
+    auto type = cast<MemRefType>(tile.getType());
+    int64_t depth = type.getDimSize(0), width = type.getDimSize(1);
+    loop(thread, index(type.getNumElements()), index(threads), {},
+         [&](Value e, ValueRange) {
+           Value d = b.create<arith::RemUIOp>(loc, e, index(depth));
+           Value c = b.create<arith::DivUIOp>(loc, e, index(depth));
+           Value row = add(first, mul(c, index(2)));
+           Value word = packHalves(loadOrZero(source, row, limit, d),
+                                   loadOrZero(source, add(row, one), limit, d));
+           b.create<memref::StoreOp>(loc, word, tile,
+                                     ValueRange{d, swizzledWord(width, d, c)});
+           return SmallVector<Value>{};
+         });
+  }
+  /// A lane's A operands of rows `rows` (g and g + 8 of its warp's 16) of
+  /// this block's batch entry of `source`, read once: the four words of
+  /// each step of 16 columns.
+  SmallVector<SmallVector<Value, 4>> leftWords(const MmaLane &l, Value source,
+                                               ArrayRef<Value> rows) {
+    int64_t width = cast<MemRefType>(source.getType()).getShape().back();
+    auto load = [&](Value row, Value column) -> Value {
+      return b.create<memref::LoadOp>(loc, source, at(source, {row, column}));
+    };
+    SmallVector<SmallVector<Value, 4>> steps;
+    for (int64_t kc = 0; kc < width / 16; ++kc) {
+      SmallVector<Value, 4> words;
+      for (int64_t w = 0; w < 4; ++w) {
+        Value column = add(mul(l.t, index(2)), index(16 * kc + 8 * (w / 2)));
+        words.push_back(packHalves(load(rows[w % 2], column),
+                                   load(rows[w % 2], add(column, one))));
+      }
+      steps.push_back(words);
+    }
+    return steps;
+  }
+  /// The A operand's words of step `kk` (columns 16 kk .. 16 kk + 15) from
+  /// the D fragments of a 16-row product, rounded to `element`: fragments
+  /// 2 kk and 2 kk + 1 (columns 8 at a time) are words 0, 1 and 2, 3.
+  SmallVector<Value, 4> fragmentWords(ArrayRef<Value> fragments, int64_t kk,
+                                      Type element) {
+    auto rounded = [&](int64_t i) -> Value {
+      return b.create<arith::TruncFOp>(loc, element, fragments[i]);
+    };
+    SmallVector<Value, 4> words;
+    for (int64_t w = 0; w < 4; ++w) {
+      int64_t i = 4 * (2 * kk + w / 2) + 2 * (w % 2);
+      words.push_back(packHalves(rounded(i), rounded(i + 1)));
+    }
+    return words;
+  }
+  /// acc + the sum over `steps` steps of 16 of left(step) times
+  /// right(n, step), for `groups` fragments of 8 columns (four
+  /// accumulators each): a warp's 16 x 8 groups product. Step by step: the
+  /// products of a step are independent, which a GPU overlaps and the
+  /// CPU's emulation runs in one phase.
+  SmallVector<Value>
+  mmaProduct(Type element, int64_t steps, int64_t groups,
+             function_ref<SmallVector<Value, 4>(int64_t)> left,
+             function_ref<SmallVector<Value, 2>(int64_t, int64_t)> right,
+             SmallVector<Value> acc) {
+    for (int64_t step = 0; step < steps; ++step) {
+      SmallVector<Value, 4> words = left(step);
+      for (int64_t n = 0; n < groups; ++n) {
+        SmallVector<Value> updated = mma(element, words, right(n, step),
+                                         ArrayRef<Value>(acc).slice(4 * n, 4));
+        std::copy(updated.begin(), updated.end(), acc.begin() + 4 * n);
+      }
+    }
+    return acc;
+  }
+  /// Stores a warp's 16 x 8 groups fragments times `factor`, rounded to
+  /// the buffer's type, into rows rows[0] (g) and rows[1] (g + 8) below
+  /// `limit` of this block's batch entry of `buffer`, columns 8 n + 2 t
+  /// and 8 n + 2 t + 1.
+  void storeFragments(const MmaLane &l, Value buffer, ArrayRef<Value> rows,
+                      int64_t limit, ArrayRef<Value> fragments, double factor) {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    Value factorF = factor != 1.0 ? f32(factor) : Value();
+    Value firstColumn = mul(l.t, index(2));
+    for (int h = 0; h < 2; ++h)
+      when(less(rows[h], index(limit)), [&] {
+        for (int64_t n = 0; n < int64_t(fragments.size()) / 4; ++n)
+          for (int64_t j = 0; j < 2; ++j) {
+            Value x = fragments[4 * n + 2 * h + j];
+            if (factorF)
+              x = b.create<arith::MulFOp>(loc, x, factorF);
+            b.create<memref::StoreOp>(
+                loc, b.create<arith::TruncFOp>(loc, element, x), buffer,
+                at(buffer, {rows[h], add(firstColumn, index(8 * n + j))}));
+          }
+      });
+  }
   /// `buffer[leading..., rest...]`, the leading indices being those of
   /// this block's batch entry (0 along the dims `buffer` broadcasts).
   SmallVector<Value> at(Value buffer, ArrayRef<Value> rest) {
@@ -1013,7 +1221,7 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
                 "of 16 up to 128 and a value dim that is a multiple of 8 up "
                 "to 128, not "
              << headDim << " and " << valueDim;
-  } else if (failed(checkHeadDims(headDim, valueDim))) {
+  } else if (failed(checkHeadDims(headDim, valueDim)) || failed(allF32())) {
     return failure();
   }
   int64_t batch = 1;
@@ -1308,84 +1516,30 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   Type element = cast<MemRefType>(query.getType()).getElementType();
   Type i32 = b.getI32Type();
   int64_t tileKeys = mmaTileKeys(headDim, valueDim);
-  int64_t keyWords = headDim / 2, tileWords = tileKeys / 2;
   int64_t threads = 32 * kMmaWarps;
   Blocks blocks = launchBlocks(
       llvm::divideCeil(queries, kMmaRows), threads, batch,
-      {workgroupType({tileKeys, keyWords}, i32),
-       workgroupType({valueDim, tileWords}, i32)},
+      {workgroupType({tileKeys, headDim / 2}, i32),
+       workgroupType({valueDim, tileKeys / 2}, i32)},
       causal ? Longest::Last : Longest::None, 2 * keys * (headDim + valueDim));
   setLeadingIndices(blocks.entry, leading);
   Value keyTile = blocks.launch.getWorkgroupAttributions()[0];
   Value valueTile = blocks.launch.getWorkgroupAttributions()[1];
-  Value thread = blocks.launch.getThreadIds().x;
-  Value lane = b.create<arith::RemUIOp>(loc, thread, index(32));
-  Value warp = b.create<arith::DivUIOp>(loc, thread, index(32));
-  Value g = b.create<arith::DivUIOp>(loc, lane, index(4));
-  Value t = b.create<arith::RemUIOp>(loc, lane, index(4));
+  MmaLane l = mmaLane(blocks.launch);
   Value blockStart = mul(blocks.rowBlock, index(kMmaRows));
   // The lane's rows g and g + 8 of its warp's, and the rows it reads
   // (the last one past the end: such rows compute and write nothing).
   Value rows[2], readRows[2];
-  rows[0] = add(blockStart, add(mul(warp, index(16)), g));
+  rows[0] = add(blockStart, add(mul(l.warp, index(16)), l.g));
   rows[1] = add(rows[0], index(8));
   for (int h = 0; h < 2; ++h)
     readRows[h] = b.create<arith::MinSIOp>(loc, rows[h], index(queries - 1));
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   Value zeroF = f32(0.0);
   Value scaleF = f32(scale);
-  auto xorOf = [&](Value x, Value y) -> Value {
-    return b.create<arith::XOrIOp>(loc, x, y);
-  };
-  // Word c of row r of a staged tile of `width` words a row, where the
-  // eight rows 8 n + g a warp's groups read at once fall in different
-  // banks: c's bits 2..4 xor r mod 8 where rows are a multiple of 32 words
-  // (each starts at bank 0), bits 2..3 xor (r / 2) mod 4 where they are an
-  // odd multiple of 16 (rows start at banks 0 and 16 in turn).
-  auto swizzledColumn = [&](int64_t width, Value r, Value c) -> Value {
-    if (width % 32 == 0)
-      return xorOf(c,
-                   mul(b.create<arith::RemUIOp>(loc, r, index(8)), index(4)));
-    if (width % 16 == 0)
-      return xorOf(
-          c, mul(b.create<arith::RemUIOp>(
-                     loc, b.create<arith::DivUIOp>(loc, r, index(2)), index(4)),
-                 index(4)));
-    return c;
-  };
-  auto keyColumn = [&](Value r, Value c) {
-    return swizzledColumn(keyWords, r, c);
-  };
-  auto valueColumn = [&](Value d, Value c) {
-    return swizzledColumn(tileWords, d, c);
-  };
-  // A lane's two words of a B operand: words 8 chunk + t and
-  // 8 chunk + 4 + t of row `row` of a staged tile, at their columns.
-  auto rightWords = [&](Value tile, function_ref<Value(Value, Value)> column,
-                        Value row, int64_t chunk) {
-    SmallVector<Value, 2> words;
-    for (int64_t w = 0; w < 2; ++w)
-      words.push_back(b.create<memref::LoadOp>(
-          loc, tile,
-          ValueRange{row, column(row, add(t, index(8 * chunk + 4 * w)))}));
-    return words;
-  };
-  auto load = [&](Value buffer, Value row, Value column) -> Value {
-    return b.create<memref::LoadOp>(loc, buffer, at(buffer, {row, column}));
-  };
 
   // The warp's query rows as A operands, 16 head dims per product.
-  SmallVector<SmallVector<Value, 4>> queryWords;
-  for (int64_t kc = 0; kc < headDim / 16; ++kc) {
-    SmallVector<Value, 4> words;
-    for (int64_t w = 0; w < 4; ++w) {
-      Value column = add(mul(t, index(2)), index(16 * kc + 8 * (w / 2)));
-      Value row = readRows[w % 2];
-      words.push_back(packHalves(load(query, row, column),
-                                 load(query, row, add(column, one))));
-    }
-    queryWords.push_back(words);
-  }
+  SmallVector<SmallVector<Value, 4>> queryWords = leftWords(l, query, readRows);
 
   Value tiles = keyTiles(blockStart, kMmaRows, queries, keys, tileKeys, causal);
   int64_t valueGroups = valueDim / 8;
@@ -1397,63 +1551,35 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
       zero, tiles, one, inits,
       [&](Value tile, ValueRange carried) -> SmallVector<Value> {
         Value firstKey = mul(tile, index(tileKeys));
-        // Keys as pairs of dims, zeros past the last key.
-        loop(thread, index(tileKeys * keyWords), index(threads), {},
-             [&](Value e, ValueRange) {
-               Value r = b.create<arith::DivUIOp>(loc, e, index(keyWords));
-               Value c = b.create<arith::RemUIOp>(loc, e, index(keyWords));
-               Value k = add(firstKey, r);
-               Value column = mul(c, index(2));
-               Value word =
-                   packHalves(loadOrZero(key, k, keys, column),
-                              loadOrZero(key, k, keys, add(column, one)));
-               b.create<memref::StoreOp>(loc, word, keyTile,
-                                         ValueRange{r, keyColumn(r, c)});
-               return SmallVector<Value>{};
-             });
-        // Values transposed as pairs of keys, consecutive threads on
-        // consecutive dims of a value row; zeros past the last key.
-        loop(thread, index(valueDim * tileWords), index(threads), {},
-             [&](Value e, ValueRange) {
-               Value d = b.create<arith::RemUIOp>(loc, e, index(valueDim));
-               Value c = b.create<arith::DivUIOp>(loc, e, index(valueDim));
-               Value first = add(firstKey, mul(c, index(2)));
-               Value word =
-                   packHalves(loadOrZero(value, first, keys, d),
-                              loadOrZero(value, add(first, one), keys, d));
-               b.create<memref::StoreOp>(loc, word, valueTile,
-                                         ValueRange{d, valueColumn(d, c)});
-               return SmallVector<Value>{};
-             });
+        // Keys as pairs of dims, values transposed as pairs of keys; zeros
+        // past the last key.
+        stagePairs(key, firstKey, keys, keyTile, l.thread, threads);
+        stagePairsTransposed(value, firstKey, keys, valueTile, l.thread,
+                             threads);
         b.create<gpu::BarrierOp>(loc);
 
-        // S = Q K^T, eight keys per product: scores[4 n + i] is element i
-        // of the fragment of keys 8 n .. 8 n + 7 (rows g, g, g + 8, g + 8;
-        // keys 2t, 2t + 1, 2t, 2t + 1 of them).
-        // The products of a step of 16 dims are independent: a GPU
-        // overlaps them, and the CPU's emulation runs them in one phase.
-        SmallVector<Value> products(tileKeys / 2, zeroF);
-        for (int64_t kc = 0; kc < headDim / 16; ++kc)
-          for (int64_t n = 0; n < tileKeys / 8; ++n) {
-            SmallVector<Value> updated =
-                mma(element, queryWords[kc],
-                    rightWords(keyTile, keyColumn, add(g, index(8 * n)), kc),
-                    ArrayRef<Value>(products).slice(4 * n, 4));
-            std::copy(updated.begin(), updated.end(), products.begin() + 4 * n);
-          }
+        // S = Q K^T, eight keys per product: products[4 n + i] is element
+        // i of the fragment of keys 8 n .. 8 n + 7 (rows g, g, g + 8,
+        // g + 8; keys 2t, 2t + 1, 2t, 2t + 1 of them).
+        SmallVector<Value> products = mmaProduct(
+            element, headDim / 16, tileKeys / 8,
+            [&](int64_t kc) { return queryWords[kc]; },
+            [&](int64_t n, int64_t kc) {
+              return rightWords(l, keyTile, add(l.g, index(8 * n)), kc);
+            },
+            SmallVector<Value>(tileKeys / 2, zeroF));
         SmallVector<Value> scores;
         Value tileMax[2] = {negInf, negInf};
-        Value firstColumn = add(firstKey, mul(t, index(2)));
-        for (int64_t n = 0; n < tileKeys / 8; ++n) {
-          for (int64_t i = 0; i < 4; ++i) {
-            Value k = add(firstColumn, index(8 * n + i % 2));
-            auto [s, seen] = maskAndSee(
-                b.create<arith::MulFOp>(loc, products[4 * n + i], scaleF), mask,
-                rows[i / 2], queries, k, keys, less(k, index(keys)), causal);
-            scores.push_back(b.create<arith::SelectOp>(loc, seen, s, negInf));
-            tileMax[i / 2] =
-                b.create<arith::MaximumFOp>(loc, tileMax[i / 2], scores.back());
-          }
+        Value firstColumn = add(firstKey, mul(l.t, index(2)));
+        for (auto [i, product] : llvm::enumerate(products)) {
+          Value k = add(firstColumn, index(8 * (i / 4) + i % 2));
+          auto [s, seen] =
+              maskAndSee(b.create<arith::MulFOp>(loc, product, scaleF), mask,
+                         rows[(i % 4) / 2], queries, k, keys,
+                         less(k, index(keys)), causal);
+          scores.push_back(b.create<arith::SelectOp>(loc, seen, s, negInf));
+          tileMax[(i % 4) / 2] = b.create<arith::MaximumFOp>(
+              loc, tileMax[(i % 4) / 2], scores.back());
         }
 
         // The rows' online softmax: their maxima over the four lanes of a
@@ -1481,27 +1607,17 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
           acc.push_back(
               b.create<arith::MulFOp>(loc, a, step[(i % 4) / 2].correction));
 
-        // acc += P V, 16 keys per product: the score fragments of keys
-        // 16 kk .. 16 kk + 7 and 16 kk + 8 .. 16 kk + 15, rounded, are the
-        // A operand's words 0, 1 and 2, 3.
-        auto rounded = [&](int64_t i) -> Value {
-          return b.create<arith::TruncFOp>(loc, element, weights[i]);
-        };
-        for (int64_t kk = 0; kk < tileKeys / 16; ++kk) {
-          SmallVector<Value, 4> left;
-          for (int64_t w = 0; w < 4; ++w) {
-            int64_t i = 4 * (2 * kk + w / 2) + 2 * (w % 2);
-            left.push_back(packHalves(rounded(i), rounded(i + 1)));
-          }
-          for (int64_t n = 0; n < valueGroups; ++n) {
-            SmallVector<Value> updated = mma(
-                element, left,
-                rightWords(valueTile, valueColumn, add(g, index(8 * n)), kk),
-                ArrayRef<Value>(acc).slice(4 * n, 4));
-            std::copy(updated.begin(), updated.end(), acc.begin() + 4 * n);
-          }
-        }
-        llvm::append_range(next, acc);
+        // acc += P V, 16 keys per product: the score fragments, rounded,
+        // are the A operands.
+        llvm::append_range(
+            next,
+            mmaProduct(
+                element, tileKeys / 16, valueGroups,
+                [&](int64_t kk) { return fragmentWords(weights, kk, element); },
+                [&](int64_t n, int64_t kk) {
+                  return rightWords(l, valueTile, add(l.g, index(8 * n)), kk);
+                },
+                acc));
         // Every warp is done with the tiles before the next is staged.
         b.create<gpu::BarrierOp>(loc);
         return next;
@@ -1510,29 +1626,246 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   // out = acc / l rounded, and lse = m + log(l); NaN for a row that saw no
   // finite score (all masked, or no keys), as the softmax's 0 / 0.
   Value nan = f32(std::numeric_limits<double>::quiet_NaN());
-  Value firstDim = mul(t, index(2));
+  Value finalMax[2], finalSum[2], none[2];
   for (int h = 0; h < 2; ++h) {
-    Value finalMax = tileLoop.getResult(h);
-    Value finalSum = sumOverLanes(tileLoop.getResult(2 + h), 4);
-    when(less(rows[h], index(queries)), [&] {
-      Value none = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
-                                           finalMax, negInf);
-      for (int64_t n = 0; n < valueGroups; ++n)
-        for (int64_t j = 0; j < 2; ++j) {
-          Value o = b.create<arith::SelectOp>(
-              loc, none, nan,
-              b.create<arith::DivFOp>(
-                  loc, tileLoop.getResult(4 + 4 * n + 2 * h + j), finalSum));
-          b.create<memref::StoreOp>(
-              loc, b.create<arith::TruncFOp>(loc, element, o), out,
-              at(out, {rows[h], add(firstDim, index(8 * n + j))}));
-        }
-      when(equal(t, zero), [&] {
-        storeLogSumExp(lse, rows[h], finalMax, finalSum, none, nan);
-      });
-    });
+    finalMax[h] = tileLoop.getResult(h);
+    finalSum[h] = sumOverLanes(tileLoop.getResult(2 + h), 4);
+    none[h] = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
+                                      finalMax[h], negInf);
   }
+  SmallVector<Value> outs;
+  for (int64_t i = 0; i < 4 * valueGroups; ++i) {
+    int h = (i % 4) / 2;
+    outs.push_back(b.create<arith::SelectOp>(
+        loc, none[h], nan,
+        b.create<arith::DivFOp>(loc, tileLoop.getResult(4 + i), finalSum[h])));
+  }
+  storeFragments(l, out, rows, queries, outs, 1.0);
+  for (int h = 0; h < 2; ++h)
+    when(b.create<arith::AndIOp>(loc, less(rows[h], index(queries)),
+                                 equal(l.t, zero)),
+         [&] {
+           storeLogSumExp(lse, rows[h], finalMax[h], finalSum[h], none[h], nan);
+         });
   b.create<gpu::TerminatorOp>(loc);
+}
+
+/// The gradient on tensor cores, for f16 and bf16 (FlashAttention-2's
+/// backward, on buildMma's fragments and staged tiles), as two kernels that
+/// recompute p = exp(s - lse) and ds = p (dp - rowsum(dO * O)) per tile,
+/// each sum in one order on every run:
+///   dk, dv: a block's kMmaWarps warps own 16 key rows each, whose keys
+///     and values are A operands in registers, read once. Per tile of
+///     query rows (causal: from the tile of the block's first key) the
+///     block stages the queries and dO as pairs of dims and transposed as
+///     pairs of rows, with their lse and rowsum; each warp computes s^T =
+///     K Q^T and dp^T = V dO^T, then dv += p^T dO and dk += ds^T Q, the
+///     weights rounded to the operands' type as A operands.
+///   dq: warps own 16 query rows each, whose queries and dO are A operands;
+///     per tile of keys (causal: up to the block's diagonal) the block
+///     stages the keys as pairs of dims and transposed, and the values as
+///     pairs of dims; each warp computes s = Q K^T and dp = dO V^T, then
+///     dq += ds K.
+/// dq and dk are scaled once at the end; the products accumulate in f32
+/// and every result is rounded once. For head dims over 64 the own rows'
+/// A operands are read per tile rather than kept (reloadOwnRows).
+void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
+                                 ArrayRef<Value> grads, double scale,
+                                 bool causal, int64_t batch,
+                                 ArrayRef<int64_t> leading, int64_t queries,
+                                 int64_t keys, int64_t headDim,
+                                 int64_t valueDim) {
+  Value query = operands[0], key = operands[1], value = operands[2],
+        resultGrad = operands[3], lse = operands[4], delta = operands[5];
+  Type element = cast<MemRefType>(query.getType()).getElementType();
+  Type i32 = b.getI32Type();
+  int64_t tile = mmaGradientTile(headDim, valueDim);
+  int64_t threads = 32 * kMmaWarps;
+  // A warp's own rows as A operands take 16 registers a lane per 64 dims,
+  // read once; for head dims over 64 they are read again per tile (from
+  // L1 or L2) instead, which keeps the wide kernels from spilling.
+  bool reloadOwnRows = std::max(headDim, valueDim) > 64;
+  /// A launch of blocks of kMmaRows rows of `own` per batch entry, the
+  /// builder left in its body; the lane's rows g and g + 8 of its warp's,
+  /// and the rows it reads (the last past the end).
+  struct Own {
+    gpu::LaunchOp launch;
+    MmaLane lane;
+    Value blockStart, rows[2], readRows[2];
+  };
+  auto launchOwn = [&](int64_t own, Longest order, int64_t otherBytes,
+                       ArrayRef<MemRefType> tiles) {
+    Own o;
+    Blocks blocks =
+        launchBlocks(llvm::divideCeil(own, kMmaRows), threads, batch, tiles,
+                     causal ? order : Longest::None, otherBytes);
+    setLeadingIndices(blocks.entry, leading);
+    o.launch = blocks.launch;
+    o.lane = mmaLane(blocks.launch);
+    o.blockStart = mul(blocks.rowBlock, index(kMmaRows));
+    o.rows[0] = add(o.blockStart, add(mul(o.lane.warp, index(16)), o.lane.g));
+    o.rows[1] = add(o.rows[0], index(8));
+    for (int h = 0; h < 2; ++h)
+      o.readRows[h] = b.create<arith::MinSIOp>(loc, o.rows[h], index(own - 1));
+    return o;
+  };
+  auto words = [&](int64_t rows, int64_t width) {
+    return workgroupType({rows, width}, i32);
+  };
+  /// The product of a warp's 16 own rows (A operands `left`, `steps` of
+  /// 16) and a staged tile of the other side's rows as pairs of dims
+  /// (`tile`): tile / 8 fragments of 8 of the other side's rows.
+  auto scoresOf = [&](const MmaLane &l, ArrayRef<SmallVector<Value, 4>> left,
+                      Value staged) {
+    return mmaProduct(
+        element, left.size(), tile / 8, [&](int64_t kc) { return left[kc]; },
+        [&](int64_t n, int64_t kc) {
+          return rightWords(l, staged, add(l.g, index(8 * n)), kc);
+        },
+        SmallVector<Value>(tile / 2, f32(0.0)));
+  };
+  /// acc + the product of a warp's 16 x tile weights (D fragments, rounded
+  /// as A operands) and a staged tile transposed as pairs of rows.
+  auto addWeighted = [&](const MmaLane &l, ArrayRef<Value> weights,
+                         Value staged, ValueRange acc) {
+    int64_t groups = cast<MemRefType>(staged.getType()).getDimSize(0) / 8;
+    return mmaProduct(
+        element, tile / 16, groups,
+        [&](int64_t kk) { return fragmentWords(weights, kk, element); },
+        [&](int64_t n, int64_t kk) {
+          return rightWords(l, staged, add(l.g, index(8 * n)), kk);
+        },
+        SmallVector<Value>(acc));
+  };
+  if (keys != 0) {
+    // dk and dv: key rows, query tiles.
+    Own o =
+        launchOwn(keys, Longest::First, 2 * queries * (headDim + valueDim + 4),
+                  {words(tile, headDim / 2), words(tile, valueDim / 2),
+                   words(headDim, tile / 2), words(valueDim, tile / 2),
+                   workgroupType({tile}), workgroupType({tile})});
+    ValueRange staged = o.launch.getWorkgroupAttributions();
+    Value queryTile = staged[0], gradTile = staged[1], queryT = staged[2],
+          gradT = staged[3], lseTile = staged[4], deltaTile = staged[5];
+    const MmaLane &l = o.lane;
+    Value scaleF = f32(scale);
+    SmallVector<SmallVector<Value, 4>> keyWords, valueWords;
+    if (!reloadOwnRows) {
+      keyWords = leftWords(l, key, o.readRows);
+      valueWords = leftWords(l, value, o.readRows);
+    }
+    Value firstTile =
+        causal ? b.create<arith::DivUIOp>(loc, o.blockStart, index(tile))
+               : zero;
+    SmallVector<Value> inits(4 * (headDim + valueDim) / 8, f32(0.0));
+    auto tileLoop = loop(
+        firstTile, index(llvm::divideCeil(queries, tile)), one, inits,
+        [&](Value t, ValueRange acc) -> SmallVector<Value> {
+          Value first = mul(t, index(tile));
+          stagePairs(query, first, queries, queryTile, l.thread, threads);
+          stagePairs(resultGrad, first, queries, gradTile, l.thread, threads);
+          stagePairsTransposed(query, first, queries, queryT, l.thread,
+                               threads);
+          stagePairsTransposed(resultGrad, first, queries, gradT, l.thread,
+                               threads);
+          stage(lse, lseTile, first, queries, l.thread, threads);
+          stage(delta, deltaTile, first, queries, l.thread, threads);
+          b.create<gpu::BarrierOp>(loc);
+          if (reloadOwnRows) {
+            keyWords = leftWords(l, key, o.readRows);
+            valueWords = leftWords(l, value, o.readRows);
+          }
+          // s^T and dp^T: rows are the warp's keys, columns the tile's
+          // queries 8 n + 2 t + i % 2.
+          SmallVector<Value> s = scoresOf(l, keyWords, queryTile);
+          SmallVector<Value> dp = scoresOf(l, valueWords, gradTile);
+          SmallVector<Value> p, ds;
+          for (int64_t i = 0; i < tile / 2; ++i) {
+            Value column = add(mul(l.t, index(2)), index(8 * (i / 4) + i % 2));
+            Value q = add(first, column);
+            auto [score, seen] = maskAndSee(
+                b.create<arith::MulFOp>(loc, s[i], scaleF), mask, q, queries,
+                o.rows[(i % 4) / 2], keys, less(q, index(queries)), causal);
+            auto [weight, grad] = gradientWeights(
+                score, seen,
+                b.create<memref::LoadOp>(loc, lseTile, ValueRange{column}),
+                dp[i],
+                b.create<memref::LoadOp>(loc, deltaTile, ValueRange{column}));
+            p.push_back(weight);
+            ds.push_back(grad);
+          }
+          int64_t split = 4 * headDim / 8;
+          SmallVector<Value> next =
+              addWeighted(l, ds, queryT, acc.take_front(split));
+          llvm::append_range(next,
+                             addWeighted(l, p, gradT, acc.drop_front(split)));
+          b.create<gpu::BarrierOp>(loc);
+          return next;
+        });
+    SmallVector<Value> results(tileLoop.getResults());
+    int64_t split = 4 * headDim / 8;
+    storeFragments(l, grads[1], o.rows, keys,
+                   ArrayRef<Value>(results).take_front(split), scale);
+    storeFragments(l, grads[2], o.rows, keys,
+                   ArrayRef<Value>(results).drop_front(split), 1.0);
+    b.create<gpu::TerminatorOp>(loc);
+  }
+  if (queries != 0) {
+    // dq: query rows, key tiles.
+    Own o =
+        launchOwn(queries, Longest::Last, 2 * keys * (2 * headDim + valueDim),
+                  {words(tile, headDim / 2), words(tile, valueDim / 2),
+                   words(headDim, tile / 2)});
+    ValueRange staged = o.launch.getWorkgroupAttributions();
+    Value keyTile = staged[0], valueTile = staged[1], keyT = staged[2];
+    const MmaLane &l = o.lane;
+    Value scaleF = f32(scale);
+    SmallVector<SmallVector<Value, 4>> queryWords, gradWords;
+    if (!reloadOwnRows) {
+      queryWords = leftWords(l, query, o.readRows);
+      gradWords = leftWords(l, resultGrad, o.readRows);
+    }
+    Value logSum[2], rowDelta[2];
+    for (int h = 0; h < 2; ++h) {
+      logSum[h] = b.create<memref::LoadOp>(loc, lse, at(lse, {o.readRows[h]}));
+      rowDelta[h] =
+          b.create<memref::LoadOp>(loc, delta, at(delta, {o.readRows[h]}));
+    }
+    Value tiles = keyTiles(o.blockStart, kMmaRows, queries, keys, tile, causal);
+    auto tileLoop = loop(
+        zero, tiles, one, SmallVector<Value>(4 * headDim / 8, f32(0.0)),
+        [&](Value t, ValueRange acc) -> SmallVector<Value> {
+          Value first = mul(t, index(tile));
+          stagePairs(key, first, keys, keyTile, l.thread, threads);
+          stagePairs(value, first, keys, valueTile, l.thread, threads);
+          stagePairsTransposed(key, first, keys, keyT, l.thread, threads);
+          b.create<gpu::BarrierOp>(loc);
+          if (reloadOwnRows) {
+            queryWords = leftWords(l, query, o.readRows);
+            gradWords = leftWords(l, resultGrad, o.readRows);
+          }
+          SmallVector<Value> s = scoresOf(l, queryWords, keyTile);
+          SmallVector<Value> dp = scoresOf(l, gradWords, valueTile);
+          SmallVector<Value> ds;
+          for (int64_t i = 0; i < tile / 2; ++i) {
+            int h = (i % 4) / 2;
+            Value k =
+                add(first, add(mul(l.t, index(2)), index(8 * (i / 4) + i % 2)));
+            auto [score, seen] = maskAndSee(
+                b.create<arith::MulFOp>(loc, s[i], scaleF), mask, o.rows[h],
+                queries, k, keys, less(k, index(keys)), causal);
+            ds.push_back(
+                gradientWeights(score, seen, logSum[h], dp[i], rowDelta[h])
+                    .second);
+          }
+          SmallVector<Value> next = addWeighted(l, ds, keyT, acc);
+          b.create<gpu::BarrierOp>(loc);
+          return next;
+        });
+    storeFragments(l, grads[0], o.rows, queries,
+                   SmallVector<Value>(tileLoop.getResults()), scale);
+    b.create<gpu::TerminatorOp>(loc);
+  }
 }
 
 /// The gradient with register tiles, for head dims that
@@ -1770,10 +2103,10 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   bool causal;
   Value mask;
   if (failed(readCall(info, kAttentionGradAttr, 9, 6,
-                      "expected a call on static f32 buffers: query, key, "
-                      "value, the result's cotangent, lse, rowsum(cotangent "
-                      "* result), the mask if any, then the query, key and "
-                      "value gradient buffers",
+                      "expected a call on static f32, f16 or bf16 buffers: "
+                      "query, key, value, the result's cotangent, lse, "
+                      "rowsum(cotangent * result), the mask if any, then the "
+                      "query, key and value gradient buffers",
                       scale, causal, mask)))
     return failure();
   unsigned count = call.getNumOperands();
@@ -1804,11 +2137,40 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   int64_t queries = q[rank - 2], headDim = q[rank - 1];
   int64_t keys = shapeOf(key)[rank - 2];
   int64_t valueDim = shapeOf(value)[rank - 1];
-  if (failed(checkHeadDims(headDim, valueDim)))
+  auto elementOf = [](Value v) {
+    return cast<MemRefType>(v.getType()).getElementType();
+  };
+  Type element = elementOf(query);
+  bool half = !element.isF32();
+  if (half) {
+    if (llvm::any_of(ArrayRef<Value>{key, value, resultGrad, queryGrad, keyGrad,
+                                     valueGrad},
+                     [&](Value v) { return elementOf(v) != element; }) ||
+        !elementOf(lse).isF32() || !elementOf(delta).isF32())
+      return call.emitError()
+             << "expected query, key, value, cotangent and gradient buffers "
+                "of one element type and f32 log-sum-exp and rowsum buffers";
+    if (!fitsTheMmaGradient(headDim, valueDim))
+      return call.emitError()
+             << "the tensor-core gradient takes head and value dims that are "
+                "multiples of 16 up to 128, not "
+             << headDim << " and " << valueDim;
+  } else if (failed(checkHeadDims(headDim, valueDim))) {
     return failure();
+  } else if (failed(allF32())) {
+    return failure();
+  }
   int64_t batch = 1;
   for (int64_t d : leading)
     batch *= d;
+  if (half) {
+    if (batch != 0)
+      buildMmaGrad({query, key, value, resultGrad, lse, delta}, mask,
+                   {queryGrad, keyGrad, valueGrad}, scale, causal, batch,
+                   leading, queries, keys, headDim, valueDim);
+    call.erase();
+    return success();
+  }
   if (fitsTheTiledGradient(headDim, valueDim)) {
     buildTiledGrad({query, key, value, resultGrad, lse, delta}, mask,
                    {queryGrad, keyGrad, valueGrad}, scale, causal, batch,

@@ -542,7 +542,7 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x70x64xf32>, %k: memref<
 // -----
 
 func.func @grad_bad_operands(%q: memref<5x8xf32>, %k: memref<7x8xf32>, %v: memref<7x4xf32>, %do: memref<5x4xf32>, %l: memref<5xf32>, %dq: memref<5x8xf32>, %dk: memref<7x8xf32>, %dv: memref<7x4xf32>) {
-  // expected-error @+1 {{expected a call on static f32 buffers: query, key, value, the result's cotangent, lse, rowsum(cotangent * result), the mask if any, then the query, key and value gradient buffers}}
+  // expected-error @+1 {{expected a call on static f32, f16 or bf16 buffers: query, key, value, the result's cotangent, lse, rowsum(cotangent * result), the mask if any, then the query, key and value gradient buffers}}
   call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %dq, %dk, %dv) : (memref<5x8xf32>, memref<7x8xf32>, memref<7x4xf32>, memref<5x4xf32>, memref<5xf32>, memref<5x8xf32>, memref<7x8xf32>, memref<7x4xf32>) -> ()
   return
 }
@@ -709,11 +709,113 @@ func.func private @kiln_cuda_attention(%q: memref<5x16xbf16>, %k: memref<7x16xf1
 
 // -----
 
-func.func @half_gradient(%q: memref<5x16xbf16>, %k: memref<7x16xbf16>, %v: memref<7x8xbf16>, %do: memref<5x8xbf16>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x16xbf16>, %dk: memref<7x16xbf16>, %dv: memref<7x8xbf16>) {
-  // expected-error @+1 {{expected a call on static f32 buffers: query, key, value, the result's cotangent, lse, rowsum(cotangent * result), the mask if any, then the query, key and value gradient buffers}}
+func.func @tensor_cores_grad_dims(%q: memref<5x16xbf16>, %k: memref<7x16xbf16>, %v: memref<7x8xbf16>, %do: memref<5x8xbf16>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x16xbf16>, %dk: memref<7x16xbf16>, %dv: memref<7x8xbf16>) {
+  // expected-error @+1 {{the tensor-core gradient takes head and value dims that are multiples of 16 up to 128, not 16 and 8}}
   call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<5x16xbf16>, memref<7x16xbf16>, memref<7x8xbf16>, memref<5x8xbf16>, memref<5xf32>, memref<5xf32>, memref<5x16xbf16>, memref<7x16xbf16>, memref<7x8xbf16>) -> ()
   return
 }
 func.func private @kiln_cuda_attention_grad(%q: memref<5x16xbf16>, %k: memref<7x16xbf16>, %v: memref<7x8xbf16>, %do: memref<5x8xbf16>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x16xbf16>, %dk: memref<7x16xbf16>, %dv: memref<7x8xbf16>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.000000e+00 : f64}} {
+  return
+}
+
+// -----
+
+func.func @tensor_cores_grad_types(%q: memref<5x16xbf16>, %k: memref<7x16xbf16>, %v: memref<7x16xbf16>, %do: memref<5x16xf16>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x16xbf16>, %dk: memref<7x16xbf16>, %dv: memref<7x16xbf16>) {
+  // expected-error @+1 {{expected query, key, value, cotangent and gradient buffers of one element type and f32 log-sum-exp and rowsum buffers}}
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<5x16xbf16>, memref<7x16xbf16>, memref<7x16xbf16>, memref<5x16xf16>, memref<5xf32>, memref<5xf32>, memref<5x16xbf16>, memref<7x16xbf16>, memref<7x16xbf16>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<5x16xbf16>, %k: memref<7x16xbf16>, %v: memref<7x16xbf16>, %do: memref<5x16xf16>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x16xbf16>, %dk: memref<7x16xbf16>, %dv: memref<7x16xbf16>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.000000e+00 : f64}} {
+  return
+}
+
+// -----
+
+func.func @f32_grad_half_mask(%q: memref<5x8xf32>, %k: memref<7x8xf32>, %v: memref<7x4xf32>, %do: memref<5x4xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %m: memref<5x7xbf16>, %dq: memref<5x8xf32>, %dk: memref<7x8xf32>, %dv: memref<7x4xf32>) {
+  // expected-error @+1 {{operand 6 is 'memref<5x7xbf16>', where the f32 kernels take f32 buffers throughout}}
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %m, %dq, %dk, %dv) : (memref<5x8xf32>, memref<7x8xf32>, memref<7x4xf32>, memref<5x4xf32>, memref<5xf32>, memref<5xf32>, memref<5x7xbf16>, memref<5x8xf32>, memref<7x8xf32>, memref<7x4xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<5x8xf32>, %k: memref<7x8xf32>, %v: memref<7x4xf32>, %do: memref<5x4xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %m: memref<5x7xbf16>, %dq: memref<5x8xf32>, %dk: memref<7x8xf32>, %dv: memref<7x4xf32>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.000000e+00 : f64}} {
+  return
+}
+
+// -----
+
+// The bf16 gradient on tensor cores, two launches. dk and dv: blocks of
+// four warps owning 64 key rows (one per batch entry of 45 keys), the
+// warps' keys and values read once as A operands; per tile of 64 queries
+// the queries and dO staged as pairs of dims and transposed as pairs of
+// rows (64 x 32 words each) with their lse and rowsum, a barrier, s^T and
+// dp^T in 2 x 8 x 4 products (64 queries in eights, 64 dims in sixteens),
+// the bf16 mask widened, the weights and ds rounded to bf16, then 2 x 4 x
+// 8 products for dk += ds^T q and dv += p^T dO (64 queries in sixteens, 64
+// dims in eights), and a barrier; the loop carries 64 accumulators. dq:
+// blocks owning 64 query rows, per tile of 64 keys the keys as pairs of
+// dims and transposed and the values as pairs of dims, s and dp in 2 x 8 x
+// 4 products, dq += ds k in 4 x 8; 32 accumulators. No shuffles: each
+// lane's rows' lse and rowsum are read, not reduced.
+// CHECK-LABEL: func.func @tensor_cores_grad(
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, {{.*}} threads({{.*}}) in (%{{.*}} = %c128{{[_0-9]*}}, {{.*}} workgroup(%[[QT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[GT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[QTT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[GTT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK:           memref.load %{{.*}} : memref<2x45x64xbf16>
+// CHECK:         %{{.*}}:64 = scf.for
+// CHECK:           memref.store %{{.*}}, %[[QT]]
+// CHECK:           memref.store %{{.*}}, %[[GT]]
+// CHECK:           memref.store %{{.*}}, %[[QTT]]
+// CHECK:           memref.store %{{.*}}, %[[GTT]]
+// CHECK:           gpu.barrier
+// CHECK-COUNT-64:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           arith.extf %{{.*}} : bf16 to f32
+// CHECK:           math.exp
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK-COUNT-64:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           gpu.barrier
+// CHECK-NEXT:      scf.yield
+// CHECK:         memref.store %{{.*}}, %{{.*}} : memref<2x45x64xbf16>
+// CHECK:         memref.store %{{.*}}, %{{.*}} : memref<2x45x64xbf16>
+// CHECK:         gpu.terminator
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, {{.*}} workgroup(%[[KT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[KTT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>)
+// CHECK:         %{{.*}}:32 = scf.for
+// CHECK:           gpu.barrier
+// CHECK-COUNT-64:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK-COUNT-32:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           gpu.barrier
+// CHECK-NEXT:      scf.yield
+// CHECK:         memref.store %{{.*}}, %{{.*}} : memref<2x70x64xbf16>
+// CHECK-NOT:     gpu.shuffle
+// CHECK:         gpu.terminator
+// CHECK-NOT:   func.func private @kiln_cuda_attention_grad
+func.func @tensor_cores_grad(%q: memref<2x70x64xbf16>, %k: memref<2x45x64xbf16>, %v: memref<2x45x64xbf16>, %do: memref<2x70x64xbf16>, %l: memref<2x70xf32>, %d: memref<2x70xf32>, %m: memref<1x70x45xbf16>, %dq: memref<2x70x64xbf16>, %dk: memref<2x45x64xbf16>, %dv: memref<2x45x64xbf16>) {
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %m, %dq, %dk, %dv) : (memref<2x70x64xbf16>, memref<2x45x64xbf16>, memref<2x45x64xbf16>, memref<2x70x64xbf16>, memref<2x70xf32>, memref<2x70xf32>, memref<1x70x45xbf16>, memref<2x70x64xbf16>, memref<2x45x64xbf16>, memref<2x45x64xbf16>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<2x70x64xbf16>, %k: memref<2x45x64xbf16>, %v: memref<2x45x64xbf16>, %do: memref<2x70x64xbf16>, %l: memref<2x70xf32>, %d: memref<2x70xf32>, %m: memref<1x70x45xbf16>, %dq: memref<2x70x64xbf16>, %dk: memref<2x45x64xbf16>, %dv: memref<2x45x64xbf16>) attributes {kiln.cuda_attention_grad = {causal = true, scale = 1.250000e-01 : f64}} {
+  return
+}
+
+// -----
+
+// Head dims over 96: tiles of 16 rows of the other side (16 x 64 words for
+// the rows as pairs of dims, 128 x 8 transposed), and the warps' own rows
+// read again per tile, after the barrier, not kept in registers.
+// CHECK-LABEL: func.func @tensor_cores_grad_wide(
+// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT:       memref.load %{{.*}} : memref<40x128xf16>
+// CHECK:         scf.for
+// CHECK:           gpu.barrier
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           memref.load %{{.*}} : memref<40x128xf16>
+// CHECK:           llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>)
+func.func @tensor_cores_grad_wide(%q: memref<30x128xf16>, %k: memref<40x128xf16>, %v: memref<40x128xf16>, %do: memref<30x128xf16>, %l: memref<30xf32>, %d: memref<30xf32>, %dq: memref<30x128xf16>, %dk: memref<40x128xf16>, %dv: memref<40x128xf16>) {
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<30x128xf16>, memref<40x128xf16>, memref<40x128xf16>, memref<30x128xf16>, memref<30xf32>, memref<30xf32>, memref<30x128xf16>, memref<40x128xf16>, memref<40x128xf16>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<30x128xf16>, %k: memref<40x128xf16>, %v: memref<40x128xf16>, %do: memref<30x128xf16>, %l: memref<30xf32>, %d: memref<30xf32>, %dq: memref<30x128xf16>, %dk: memref<40x128xf16>, %dv: memref<40x128xf16>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 8.838834764831845e-02 : f64}} {
   return
 }

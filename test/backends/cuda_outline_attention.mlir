@@ -117,3 +117,27 @@ func.func @tensor_cores(%q: tensor<2x70x64xbf16>, %k: tensor<2x45x64xbf16>, %v: 
   %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do mask %m {causal, scale = 0.125 : f64} : tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x24xbf16>, tensor<2x70x24xbf16>, tensor<2x70xf32>, tensor<1x70x45xbf16>
   return %o, %ho, %wo, %dq : tensor<2x70x24xbf16>, tensor<3x16xf16>, tensor<3x144xbf16>, tensor<2x70x64xbf16>
 }
+
+// -----
+
+// A half-precision gradient whose head dims are multiples of 16 runs on
+// tensor cores as it is: rowsum(dO * O) is computed in f32 from the
+// widened cotangent and result, and the call passes the bf16 operands and
+// returns the bf16 gradients. Without tensor cores it is widened.
+// WIDENED-LABEL: func.func @tensor_cores_grad(
+// WIDENED:         kiln.cast %arg0 : tensor<2x70x64xbf16> to tensor<2x70x64xf32>
+// WIDENED:         call @{{kiln_cuda_attention_grad[_0-9]*}}({{.*}}) : (tensor<2x70x64xf32>
+// CHECK-LABEL: func.func @tensor_cores_grad(
+// CHECK:         %[[DO:.*]] = kiln.cast %arg4 : tensor<2x70x32xbf16> to tensor<2x70x32xf32>
+// CHECK:         %[[O:.*]] = kiln.cast %arg3 : tensor<2x70x32xbf16> to tensor<2x70x32xf32>
+// CHECK:         %[[PROD:.*]] = kiln.mul %[[DO]], %[[O]] : tensor<2x70x32xf32>
+// CHECK:         %[[SUM:.*]] = kiln.reduce_sum %[[PROD]], dims = [2] : tensor<2x70x32xf32>
+// CHECK:         %[[G:.*]]:3 = call @[[F:kiln_cuda_attention_grad[_0-9]*]](%arg0, %arg1, %arg2, %arg4, %arg5, %[[SUM]], %arg6) : (tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>, tensor<2x70x32xbf16>, tensor<2x70xf32>, tensor<2x70xf32>, tensor<1x70x45xbf16>) -> (tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>)
+// CHECK-NOT:     kiln.cast %arg0
+// CHECK:         return %[[G]]#0, %[[G]]#1, %[[G]]#2
+// CHECK:       func.func private @[[F]](
+// CHECK-SAME:    attributes {kiln.cuda_attention_grad = {causal = true, scale = 1.250000e-01 : f64}}
+func.func @tensor_cores_grad(%q: tensor<2x70x64xbf16>, %k: tensor<2x45x64xbf16>, %v: tensor<2x45x32xbf16>, %o: tensor<2x70x32xbf16>, %do: tensor<2x70x32xbf16>, %lse: tensor<2x70xf32>, %m: tensor<1x70x45xbf16>) -> (tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>) {
+  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do mask %m {causal, scale = 0.125 : f64} : tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>, tensor<2x70x32xbf16>, tensor<2x70xf32>, tensor<1x70x45xbf16>
+  return %dq, %dk, %dv : tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>
+}

@@ -378,3 +378,25 @@ func.func @tensor_cores_wide(%q: tensor<1x40x128xbf16>, %k: tensor<1x75x128xbf16
   %ho, %hlse = kiln.attention %hq, %hk, %hv {scale = 0.10206207261596575 : f64} : tensor<33x96xf16>, tensor<50x96xf16>, tensor<50x40xf16>
   return %o, %lse, %ho, %hlse : tensor<1x40x128xbf16>, tensor<1x40xf32>, tensor<33x40xf16>, tensor<33xf32>
 }
+
+// Half-precision gradients whose head dims are multiples of 16 run CUDA's
+// tensor-core gradient (the CPU's f32 kernels on widened operands): bf16
+// with head dims of 64, causal with a mask broadcast over the queries, 130
+// queries over 150 keys (partial blocks and tiles of both sides); f16 with
+// D = 32 and Dv = 16 (tiles without the swizzle), 20 queries over 70 keys;
+// bf16 with head dims of 128 (tiles of 16, the own rows read per tile), 40
+// queries over 75 keys, causal. The kernels round p and ds to the
+// operands' type before their products, as FlashAttention does: a
+// gradient moves by about one rounding of the terms it sums, up to 7e-3
+// here (gradients up to about 2 in magnitude), which where they cancel
+// (the rows of ds sum to 0) is more than one rounding of the result.
+// CHECK: tensor_cores_grad(arg0: bf16[2,130,64], arg1: bf16[2,150,64], arg2: bf16[2,150,64], arg3: bf16[2,1,150], arg4: bf16[2,130,64], arg5: f16[3,20,32], arg6: f16[3,70,32], arg7: f16[3,70,16], arg8: f16[3,20,16], arg9: bf16[1,40,128], arg10: bf16[1,75,128], arg11: bf16[1,75,128], arg12: bf16[1,40,128]) -> (out0: bf16[2,130,64], out1: bf16[2,150,64], out2: bf16[2,150,64], out3: f16[3,20,32], out4: f16[3,70,32], out5: f16[3,70,16], out6: bf16[1,40,128], out7: bf16[1,75,128], out8: bf16[1,75,128])
+func.func @tensor_cores_grad(%q: tensor<2x130x64xbf16>, %k: tensor<2x150x64xbf16>, %v: tensor<2x150x64xbf16>, %m: tensor<2x1x150xbf16>, %do: tensor<2x130x64xbf16>, %hq: tensor<3x20x32xf16>, %hk: tensor<3x70x32xf16>, %hv: tensor<3x70x16xf16>, %hdo: tensor<3x20x16xf16>, %wq: tensor<1x40x128xbf16>, %wk: tensor<1x75x128xbf16>, %wv: tensor<1x75x128xbf16>, %wdo: tensor<1x40x128xbf16>) -> (tensor<2x130x64xbf16>, tensor<2x150x64xbf16>, tensor<2x150x64xbf16>, tensor<3x20x32xf16>, tensor<3x70x32xf16>, tensor<3x70x16xf16>, tensor<1x40x128xbf16>, tensor<1x75x128xbf16>, tensor<1x75x128xbf16>) attributes {kiln.e2e_half_rtol = 1.6e-2 : f64, kiln.e2e_atol = 1.2e-2 : f64} {
+  %o, %lse = kiln.attention %q, %k, %v mask %m {causal, scale = 0.125 : f64} : tensor<2x130x64xbf16>, tensor<2x150x64xbf16>, tensor<2x150x64xbf16>, tensor<2x1x150xbf16>
+  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do mask %m {causal, scale = 0.125 : f64} : tensor<2x130x64xbf16>, tensor<2x150x64xbf16>, tensor<2x150x64xbf16>, tensor<2x130x64xbf16>, tensor<2x130xf32>, tensor<2x1x150xbf16>
+  %ho, %hlse = kiln.attention %hq, %hk, %hv {scale = 0.1767766952966369 : f64} : tensor<3x20x32xf16>, tensor<3x70x32xf16>, tensor<3x70x16xf16>
+  %hdq, %hdk, %hdv = kiln.attention_grad %hq, %hk, %hv, %ho, %hlse, %hdo {scale = 0.1767766952966369 : f64} : tensor<3x20x32xf16>, tensor<3x70x32xf16>, tensor<3x70x16xf16>, tensor<3x20x16xf16>, tensor<3x20xf32>
+  %wo, %wlse = kiln.attention %wq, %wk, %wv {causal, scale = 0.08838834764831845 : f64} : tensor<1x40x128xbf16>, tensor<1x75x128xbf16>, tensor<1x75x128xbf16>
+  %wdq, %wdk, %wdv = kiln.attention_grad %wq, %wk, %wv, %wo, %wlse, %wdo {causal, scale = 0.08838834764831845 : f64} : tensor<1x40x128xbf16>, tensor<1x75x128xbf16>, tensor<1x75x128xbf16>, tensor<1x40x128xbf16>, tensor<1x40xf32>
+  return %dq, %dk, %dv, %hdq, %hdk, %hdv, %wdq, %wdk, %wdv : tensor<2x130x64xbf16>, tensor<2x150x64xbf16>, tensor<2x150x64xbf16>, tensor<3x20x32xf16>, tensor<3x70x32xf16>, tensor<3x70x16xf16>, tensor<1x40x128xbf16>, tensor<1x75x128xbf16>, tensor<1x75x128xbf16>
+}
