@@ -41,11 +41,13 @@
 //
 // An f16 or bf16 forward whose head dims fit (fitsTheMmaKernel) runs on
 // tensor cores (KernelBuilder::buildMma, FlashAttention-2's tiling on
-// PTX's mma.m16n8k16). Other f16 and bf16 attention, the gradient among
-// them, runs the f32 kernels on operands widened by kiln.cast, its results
-// rounded once, as the ops define it (WidenedAttention.h). f64, and head dims
-// that would leave a thread more than kMaxDimsPerLane of them, are decomposed
-// into their composition (kiln-decompose-attention).
+// PTX's mma.m16n8k16), and so does such a gradient (fitsTheMmaGradient,
+// KernelBuilder::buildMmaGrad: two kernels, over key rows and over query
+// rows). Other f16 and bf16 attention runs the f32 kernels on operands
+// widened by kiln.cast, its results rounded once, as the ops define it
+// (WidenedAttention.h). f64, and head dims that would leave a thread more
+// than kMaxDimsPerLane of them, are decomposed into their composition
+// (kiln-decompose-attention).
 //
 //===----------------------------------------------------------------------===//
 
@@ -1712,9 +1714,9 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   auto words = [&](int64_t rows, int64_t width) {
     return workgroupType({rows, width}, i32);
   };
-  /// The product of a warp's 16 own rows (A operands `left`, `steps` of
-  /// 16) and a staged tile of the other side's rows as pairs of dims
-  /// (`tile`): tile / 8 fragments of 8 of the other side's rows.
+  /// The product of a warp's 16 own rows (A operands `left`, a step of
+  /// 16 dims each) and the other side's rows staged as pairs of dims
+  /// (`staged`): tile / 8 fragments of 8 of the other side's rows.
   auto scoresOf = [&](const MmaLane &l, ArrayRef<SmallVector<Value, 4>> left,
                       Value staged) {
     return mmaProduct(
@@ -1723,6 +1725,26 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
           return rightWords(l, staged, add(l.g, index(8 * n)), kc);
         },
         SmallVector<Value>(tile / 2, f32(0.0)));
+  };
+  /// The A operands of a warp's own rows of `source`: read once before
+  /// the tile loop (`kept`, unless reloadOwnRows), or in each tile.
+  using Words = SmallVector<SmallVector<Value, 4>>;
+  auto keepWords = [&](const Own &o, Value source) {
+    return reloadOwnRows ? Words() : leftWords(o.lane, source, o.readRows);
+  };
+  /// Both products a tile begins with, of the own rows of `sources` (kept
+  /// in `kept`, or read now) and the other side's rows staged in `staged`:
+  /// s (or s^T) and dp (or dp^T).
+  auto scoresAndGrads = [&](const Own &o, ArrayRef<Value> sources,
+                            ArrayRef<Words> kept, ArrayRef<Value> staged) {
+    auto product = [&](int i) {
+      return scoresOf(o.lane,
+                      reloadOwnRows ? leftWords(o.lane, sources[i], o.readRows)
+                                    : kept[i],
+                      staged[i]);
+    };
+    SmallVector<Value> scores = product(0);
+    return std::make_pair(scores, product(1));
   };
   /// acc + the product of a warp's 16 x tile weights (D fragments, rounded
   /// as A operands) and a staged tile transposed as pairs of rows.
@@ -1749,11 +1771,7 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
           gradT = staged[3], lseTile = staged[4], deltaTile = staged[5];
     const MmaLane &l = o.lane;
     Value scaleF = f32(scale);
-    SmallVector<SmallVector<Value, 4>> keyWords, valueWords;
-    if (!reloadOwnRows) {
-      keyWords = leftWords(l, key, o.readRows);
-      valueWords = leftWords(l, value, o.readRows);
-    }
+    Words keyWords = keepWords(o, key), valueWords = keepWords(o, value);
     Value firstTile =
         causal ? b.create<arith::DivUIOp>(loc, o.blockStart, index(tile))
                : zero;
@@ -1771,14 +1789,10 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
           stage(lse, lseTile, first, queries, l.thread, threads);
           stage(delta, deltaTile, first, queries, l.thread, threads);
           b.create<gpu::BarrierOp>(loc);
-          if (reloadOwnRows) {
-            keyWords = leftWords(l, key, o.readRows);
-            valueWords = leftWords(l, value, o.readRows);
-          }
           // s^T and dp^T: rows are the warp's keys, columns the tile's
           // queries 8 n + 2 t + i % 2.
-          SmallVector<Value> s = scoresOf(l, keyWords, queryTile);
-          SmallVector<Value> dp = scoresOf(l, valueWords, gradTile);
+          auto [s, dp] = scoresAndGrads(o, {key, value}, {keyWords, valueWords},
+                                        {queryTile, gradTile});
           SmallVector<Value> p, ds;
           for (int64_t i = 0; i < tile / 2; ++i) {
             Value column = add(mul(l.t, index(2)), index(8 * (i / 4) + i % 2));
@@ -1820,11 +1834,8 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     Value keyTile = staged[0], valueTile = staged[1], keyT = staged[2];
     const MmaLane &l = o.lane;
     Value scaleF = f32(scale);
-    SmallVector<SmallVector<Value, 4>> queryWords, gradWords;
-    if (!reloadOwnRows) {
-      queryWords = leftWords(l, query, o.readRows);
-      gradWords = leftWords(l, resultGrad, o.readRows);
-    }
+    Words queryWords = keepWords(o, query),
+          gradWords = keepWords(o, resultGrad);
     Value logSum[2], rowDelta[2];
     for (int h = 0; h < 2; ++h) {
       logSum[h] = b.create<memref::LoadOp>(loc, lse, at(lse, {o.readRows[h]}));
@@ -1840,12 +1851,9 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
           stagePairs(value, first, keys, valueTile, l.thread, threads);
           stagePairsTransposed(key, first, keys, keyT, l.thread, threads);
           b.create<gpu::BarrierOp>(loc);
-          if (reloadOwnRows) {
-            queryWords = leftWords(l, query, o.readRows);
-            gradWords = leftWords(l, resultGrad, o.readRows);
-          }
-          SmallVector<Value> s = scoresOf(l, queryWords, keyTile);
-          SmallVector<Value> dp = scoresOf(l, gradWords, valueTile);
+          auto [s, dp] =
+              scoresAndGrads(o, {query, resultGrad}, {queryWords, gradWords},
+                             {keyTile, valueTile});
           SmallVector<Value> ds;
           for (int64_t i = 0; i < tile / 2; ++i) {
             int h = (i % 4) / 2;

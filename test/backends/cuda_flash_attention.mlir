@@ -3,7 +3,8 @@
 // buffers (and of one marked kiln.cuda_attention_grad by two): a few
 // threads (lanes) per query row, each holding its share of
 // the row's head dims in registers, key and value tiles staged in
-// workgroup memory, an online softmax per row, no scores buffer.
+// workgroup memory, an online softmax per row, no scores buffer; or,
+// for f16 and bf16, the kernels on tensor cores.
 // REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --kiln-cuda-flash-attention="rows-per-block=4 keys-per-tile=3" | FileCheck %s

@@ -1,9 +1,9 @@
 // kiln-cuda-outline-attention moves each f32 kiln.attention into a private
 // function marked with its scale and causal flag, read-only arguments and
 // a body that only allocates the results; f32 kiln.attention_grad the
-// same way, marked kiln.cuda_attention_grad. An f16 or bf16 forward whose
-// head dims fit the tensor-core kernel is outlined as it is; other f16 and
-// bf16 ones become the f32 op on operands widened by kiln.cast, their
+// same way, marked kiln.cuda_attention_grad. An f16 or bf16 forward or
+// gradient whose head dims fit the tensor-core kernels is outlined as it
+// is; other f16 and bf16 ones become the f32 op on operands widened by kiln.cast, their
 // results rounded back; f64 stays for the composition, as do head dims
 // too wide for the kernel.
 // REQUIRES: cuda-backend

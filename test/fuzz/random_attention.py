@@ -23,10 +23,19 @@ stays that of the operands where the terms cancel).
 --dtype bf16 or f16 draws the operands and results in that type (the lse
 f32), the inputs rounded to it and numpy computing on the rounded values:
 on CUDA the forward is then the tensor-core kernel where the head dims
-fit (16, 32 and 64 here), which rounds the softmax weights to the type
-before their product with the values. The tolerance is then two roundings
-of the type (8e-3 in bf16, 2e-3 in f16): the result's own, and the
-weights' or the forward result's that the gradient reads.
+fit (16 to 128 here), which rounds the softmax weights to the type
+before their product with the values, and so is the gradient, which
+rounds p and ds before theirs. The tolerance is then two roundings of
+the type (8e-3 in bf16, 2e-3 in f16): the result's own, and the
+weights' or the forward result's that the gradient reads. The tensor-core
+gradient must also match that algorithm computed by numpy (p = exp(s -
+lse) and ds from the target's own o and lse, both rounded to the type)
+to within two roundings of each result, four of its largest weight's
+roundings that may go the other way (an f32 p or ds within 1e-7 of a
+rounding midpoint rounds either way; thousands of them make a few such),
+and 1e-5 of its terms' scale (the f32 sums' order): a gradient that
+dropped or doubled a key's terms would pass the first check where keys
+are many, not this one.
 
 Targets: cpu, cuda-on-cpu (the CUDA backend's kernels run on the host:
 the gradient's one kernel that adds dq with atomics), and
@@ -45,6 +54,12 @@ import tempfile
 import numpy as np
 
 TOLERANCE = {"f32": 1e-4, "bf16": 8e-3, "f16": 2e-3}
+# The tensor-core gradient against its own algorithm: the bits of the
+# type's significand, and the tolerance beyond two roundings of a result.
+SIGNIFICAND = {"bf16": 8, "f16": 11}
+ALGORITHM_TOLERANCE = 1e-5
+FLIPS = 4
+CUDA_TARGETS = ("cuda", "cuda-on-cpu", "cuda-on-cpu-deterministic")
 # The emulated kernels compile at -O1: -O2 takes LLVM about twice as long
 # on their unrolled phases and changes nothing they compute.
 TARGET_FLAGS = {
@@ -170,6 +185,43 @@ def reference(inputs, scale, causal):
     return values, sizes
 
 
+def tensor_core_gradient(inputs, scale, causal, o, lse, dtype):
+    """dq, dk and dv as CUDA's tensor-core gradient computes them, in
+    float64: p = exp(s - lse) and ds = p (dp - rowsum(dO * o)) from the
+    target's own o and lse, rounded to `dtype` before their products."""
+    q, k, v, do = (a.astype(np.float64) for a in inputs[:4])
+    s = scale * q @ np.swapaxes(k, -1, -2)
+    if len(inputs) > 4:
+        s = s + inputs[4].astype(np.float64)
+    nq, nk = s.shape[-2:]
+    seen = np.ones(s.shape, dtype=bool)
+    if causal:
+        seen = seen & (np.arange(nk)[None, :] <= np.arange(nq)[:, None])
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = np.where(seen, np.exp(s - lse.astype(np.float64)[..., None]), 0.0)
+    dp = do @ np.swapaxes(v, -1, -2)
+    delta = (do * o.astype(np.float64)).sum(-1, keepdims=True)
+    ds = p * (dp - delta)
+    low = [rounded(x.astype(np.float32), dtype).astype(np.float64) for x in (p, ds)]
+    results = [scale * low[1] @ k, scale * np.swapaxes(low[1], -1, -2) @ q,
+               np.swapaxes(low[0], -1, -2) @ do]
+    # One weight rounded the other way moves a result by the weight's
+    # spacing times the row it multiplies: bounded by the largest of each.
+    spacing = [roundings(x, dtype) / 2 for x in (p, ds)]
+    def most(x, axis):
+        return np.abs(x).max(axis=axis)
+    flips = [scale * most(spacing[1], -1)[..., :, None] * most(k, -2)[..., None, :],
+             scale * most(spacing[1], -2)[..., :, None] * most(q, -2)[..., None, :],
+             most(spacing[0], -2)[..., :, None] * most(do, -2)[..., None, :]]
+    return results, flips
+
+
+def roundings(x, dtype):
+    """Two roundings of `x` to `dtype`: twice its spacing at |x|."""
+    exponent = np.floor(np.log2(np.maximum(np.abs(x), 2.0 ** -24)))
+    return 2.0 * 2.0 ** (exponent - (SIGNIFICAND[dtype] - 1))
+
+
 def run(tools, target, source, inputs, work):
     module = os.path.join(work, f"{target}.kmod")
     out = os.path.join(work, f"out-{target}")
@@ -222,6 +274,21 @@ def main(argv=None):
                 if not err <= TOLERANCE[args.dtype]:
                     problems.append(f"{target}: {name} off by {err:.1e} (relative)")
             errors.append(f"{target} {worst:.1e}")
+            if (args.dtype != "f32" and target in CUDA_TARGETS
+                    and inputs[0].shape[-1] % 16 == 0 and len(got) == 5):
+                algorithm, flips = tensor_core_gradient(
+                    inputs, scale, causal, got[0], got[1], args.dtype)
+                own = 0.0
+                for name, x, ref, flip, size in zip(("dq", "dk", "dv"), got[2:],
+                                                    algorithm, flips, sizes[2:]):
+                    excess = (np.abs(x.astype(np.float64) - ref)
+                              - roundings(ref, args.dtype) - FLIPS * flip)
+                    err = float(max(excess.max(), 0.0) / max(size.max(), 1e-30))
+                    own = max(own, err)
+                    if not err <= ALGORITHM_TOLERANCE:
+                        problems.append(f"{target}: {name} off its algorithm by "
+                                        f"{err:.1e} (relative, beyond its roundings)")
+                errors[-1] += f" (algorithm {own:.1e})"
         print(f"seed {seed}: {summary}: {', '.join(errors)}"
               f"{': FAILED' if problems else ''}", flush=True)
         for problem in problems:

@@ -64,7 +64,9 @@ def KilnCudaOutlineAttention
     (dq, dk, dv)` marked `kiln.cuda_attention_grad`, the row sums computed
     before it as kiln ops. An f16 or bf16 `kiln.attention` of static
     shapes with D a multiple of 16 up to 128 and Dv a multiple of 8 up to
-    128 is outlined as it is, for the tensor-core kernel; other f16 and
+    128 is outlined as it is, for the tensor-core kernel, and so is such a
+    `kiln.attention_grad` with Dv also a multiple of 16 (its row sums
+    computed in f32); other f16 and
     bf16 ops are first rewritten as the f32 op on operands widened by
     `kiln.cast`, their results rounded back, which is how the ops define
     half precision. f64, dynamic shapes and
@@ -75,8 +77,8 @@ def KilnCudaOutlineAttention
   }];
   let options = [
     Option<"tensorCores", "tensor-cores", "bool", "true",
-           "Outline f16 and bf16 forwards that fit as they are, for the "
-           "tensor-core kernel (sm_80 and later)">,
+           "Outline f16 and bf16 attentions and gradients that fit as "
+           "they are, for the tensor-core kernels (sm_80 and later)">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::tensor::TensorDialect"];
@@ -166,8 +168,17 @@ def KilnCudaFlashAttention
     batch entry start their walks at different tiles. Five products per
     tile instead of seven, but the order of dq's sums is the order in
     which blocks run. Without it, a second launch owns 64 query rows and
-    walks the key tiles for dq. The functions are erased. No Nq x Nk
-    buffer exists.
+    walks the key tiles for dq. A gradient call on f16 or bf16 buffers
+    (lse and row sums f32) is the tensor-core gradient, whatever the
+    options, for D and Dv multiples of 16 up to 128: two launches of
+    blocks of four warps, each warp owning 16 rows. Over key rows, the
+    warps hold their keys and values as A operands and per query tile
+    (64 rows, 32 for head dims over 64, 16 over 96) compute s^T = K Q^T
+    and dp^T = V dO^T from the staged queries and dO, then dv += p^T dO
+    and dk += ds^T Q, p and ds rounded to the operands' type; over query
+    rows, s = Q K^T and dp = dO V^T per key tile, then dq += ds K. No
+    atomics: every sum in a fixed order. The functions are erased. No
+    Nq x Nk buffer exists.
   }];
   let options = [
     Option<"rowsPerBlock", "rows-per-block", "int64_t", "32",
