@@ -1737,14 +1737,14 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   /// s (or s^T) and dp (or dp^T).
   auto scoresAndGrads = [&](const Own &o, ArrayRef<Value> sources,
                             ArrayRef<Words> kept, ArrayRef<Value> staged) {
-    auto product = [&](int i) {
-      return scoresOf(o.lane,
-                      reloadOwnRows ? leftWords(o.lane, sources[i], o.readRows)
-                                    : kept[i],
-                      staged[i]);
-    };
-    SmallVector<Value> scores = product(0);
-    return std::make_pair(scores, product(1));
+    // Both operands' reads first: with the reads of the second after the
+    // first product, ptxas spills 24 bytes at D = Dv = 128.
+    Words words[2];
+    for (int i = 0; i < 2; ++i)
+      words[i] =
+          reloadOwnRows ? leftWords(o.lane, sources[i], o.readRows) : kept[i];
+    SmallVector<Value> scores = scoresOf(o.lane, words[0], staged[0]);
+    return std::make_pair(scores, scoresOf(o.lane, words[1], staged[1]));
   };
   /// acc + the product of a warp's 16 x tile weights (D fragments, rounded
   /// as A operands) and a staged tile transposed as pairs of rows.
