@@ -183,9 +183,8 @@ static bool fitsTheMmaKernel(int64_t headDim, int64_t valueDim) {
 }
 
 /// Whether the tensor-core gradient (KernelBuilder::buildMmaGrad) takes
-/// these head dims: both in steps of 16, the k of the products whose A
-/// operands are the key and value rows, and whose tiles are those of the
-/// forward (mmaTileKeys).
+/// these head dims: those of the forward, and Dv in steps of 16 too, the k
+/// of the products whose A operands are the value rows or dO.
 static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim) {
   return fitsTheMmaKernel(headDim, valueDim) && valueDim % 16 == 0;
 }
