@@ -255,9 +255,9 @@ struct KilnCudaOutlineAttentionPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // A half-precision forward on tensor cores where it fits, the rest of
-    // half precision on the f32 kernels (WidenedAttention.h); f64 and
-    // head dims too wide stay for the composition.
+    // Half-precision attention and gradients on tensor cores where they
+    // fit, the rest of half precision on the f32 kernels (WidenedAttention.h);
+    // f64 and head dims too wide stay for the composition.
     bool tensorCores = this->tensorCores;
     auto asItIs = [&](Operation *op) {
       return tensorCores && takenOnTensorCores(op);
@@ -412,6 +412,20 @@ private:
     scale = scaleAttr.getValueAsDouble();
     causal = causalAttr.getValue();
     mask = count == plain + 1 ? call.getOperand(maskIndex) : Value();
+    return success();
+  }
+  /// Fails, saying `expected`, unless the buffers `ofElement` hold
+  /// `element` and `f32s` f32: a tensor-core kernel's half-precision
+  /// operands and results beside its f32 row statistics.
+  LogicalResult checkHalfBuffers(Type element, ArrayRef<Value> ofElement,
+                                 ArrayRef<Value> f32s, StringRef expected) {
+    auto elementOf = [](Value v) {
+      return cast<MemRefType>(v.getType()).getElementType();
+    };
+    if (llvm::any_of(ofElement,
+                     [&](Value v) { return elementOf(v) != element; }) ||
+        !llvm::all_of(f32s, [&](Value v) { return elementOf(v).isF32(); }))
+      return call.emitError() << expected;
     return success();
   }
   /// Fails, saying so, where a call whose query is f32 passes a buffer of
@@ -1021,11 +1035,13 @@ private:
                  index(4)));
     return c;
   }
-  /// A lane's two words of a B operand: words 8 chunk + t and 8 chunk + 4 +
-  /// t of row `row` of a staged tile.
-  SmallVector<Value, 2> rightWords(const MmaLane &l, Value tile, Value row,
+  /// A lane's two words of the B operand of fragment `n` (columns 8 n ..
+  /// 8 n + 7): words 8 chunk + t and 8 chunk + 4 + t of row 8 n + g of a
+  /// staged tile.
+  SmallVector<Value, 2> rightWords(const MmaLane &l, Value tile, int64_t n,
                                    int64_t chunk) {
     int64_t width = cast<MemRefType>(tile.getType()).getDimSize(1);
+    Value row = add(l.g, index(8 * n));
     SmallVector<Value, 2> words;
     for (int64_t w = 0; w < 2; ++w)
       words.push_back(b.create<memref::LoadOp>(
@@ -1095,39 +1111,41 @@ private:
     }
     return steps;
   }
-  /// The A operand's words of step `kk` (columns 16 kk .. 16 kk + 15) from
-  /// the D fragments of a 16-row product, rounded to `element`: fragments
-  /// 2 kk and 2 kk + 1 (columns 8 at a time) are words 0, 1 and 2, 3.
-  SmallVector<Value, 4> fragmentWords(ArrayRef<Value> fragments, int64_t kk,
-                                      Type element) {
+  /// The A operand's words, step by step, from the D fragments of a
+  /// 16-row product rounded to `element`: fragments 2 kk and 2 kk + 1
+  /// (columns 8 at a time) are words 0, 1 and 2, 3 of step kk (columns
+  /// 16 kk .. 16 kk + 15).
+  SmallVector<SmallVector<Value, 4>> fragmentWords(ArrayRef<Value> fragments,
+                                                   Type element) {
     auto rounded = [&](int64_t i) -> Value {
       return b.create<arith::TruncFOp>(loc, element, fragments[i]);
     };
-    SmallVector<Value, 4> words;
-    for (int64_t w = 0; w < 4; ++w) {
-      int64_t i = 4 * (2 * kk + w / 2) + 2 * (w % 2);
-      words.push_back(packHalves(rounded(i), rounded(i + 1)));
+    SmallVector<SmallVector<Value, 4>> steps;
+    for (int64_t kk = 0; kk < int64_t(fragments.size()) / 8; ++kk) {
+      SmallVector<Value, 4> words;
+      for (int64_t w = 0; w < 4; ++w) {
+        int64_t i = 4 * (2 * kk + w / 2) + 2 * (w % 2);
+        words.push_back(packHalves(rounded(i), rounded(i + 1)));
+      }
+      steps.push_back(words);
     }
-    return words;
+    return steps;
   }
-  /// acc + the sum over `steps` steps of 16 of left(step) times
-  /// right(n, step), for `groups` fragments of 8 columns (four
-  /// accumulators each): a warp's 16 x 8 groups product. Step by step: the
-  /// products of a step are independent, which a GPU overlaps and the
-  /// CPU's emulation runs in one phase.
-  SmallVector<Value>
-  mmaProduct(Type element, int64_t steps, int64_t groups,
-             function_ref<SmallVector<Value, 4>(int64_t)> left,
-             function_ref<SmallVector<Value, 2>(int64_t, int64_t)> right,
-             SmallVector<Value> acc) {
-    for (int64_t step = 0; step < steps; ++step) {
-      SmallVector<Value, 4> words = left(step);
-      for (int64_t n = 0; n < groups; ++n) {
-        SmallVector<Value> updated = mma(element, words, right(n, step),
-                                         ArrayRef<Value>(acc).slice(4 * n, 4));
+  /// acc + A B for one warp: A's words `left`, a step of 16 along k each;
+  /// B the rows of `staged` (its pairs along k), one fragment of 8 columns
+  /// per four accumulators. Step by step: the products of a step are
+  /// independent, which a GPU overlaps and the CPU's emulation runs in one
+  /// phase.
+  SmallVector<Value> mmaProduct(Type element, const MmaLane &l,
+                                ArrayRef<SmallVector<Value, 4>> left,
+                                Value staged, SmallVector<Value> acc) {
+    for (auto [step, words] : llvm::enumerate(left))
+      for (int64_t n = 0; n < int64_t(acc.size()) / 4; ++n) {
+        SmallVector<Value> updated =
+            mma(element, words, rightWords(l, staged, n, step),
+                ArrayRef<Value>(acc).slice(4 * n, 4));
         std::copy(updated.begin(), updated.end(), acc.begin() + 4 * n);
       }
-    }
     return acc;
   }
   /// Stores a warp's 16 x 8 groups fragments times `factor`, rounded to
@@ -1211,11 +1229,11 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
   Type element = elementOf(query);
   bool half = !element.isF32();
   if (half) {
-    if (elementOf(key) != element || elementOf(value) != element ||
-        elementOf(out) != element || !elementOf(lse).isF32())
-      return call.emitError()
-             << "expected query, key, value and result buffers of one "
-                "element type and an f32 log-sum-exp buffer";
+    if (failed(checkHalfBuffers(
+            element, {key, value, out}, {lse},
+            "expected query, key, value and result buffers of one element "
+            "type and an f32 log-sum-exp buffer")))
+      return failure();
     if (!fitsTheMmaKernel(headDim, valueDim))
       return call.emitError()
              << "the tensor-core kernel takes a head dim that is a multiple "
@@ -1562,13 +1580,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         // S = Q K^T, eight keys per product: products[4 n + i] is element
         // i of the fragment of keys 8 n .. 8 n + 7 (rows g, g, g + 8,
         // g + 8; keys 2t, 2t + 1, 2t, 2t + 1 of them).
-        SmallVector<Value> products = mmaProduct(
-            element, headDim / 16, tileKeys / 8,
-            [&](int64_t kc) { return queryWords[kc]; },
-            [&](int64_t n, int64_t kc) {
-              return rightWords(l, keyTile, add(l.g, index(8 * n)), kc);
-            },
-            SmallVector<Value>(tileKeys / 2, zeroF));
+        SmallVector<Value> products =
+            mmaProduct(element, l, queryWords, keyTile,
+                       SmallVector<Value>(tileKeys / 2, zeroF));
         SmallVector<Value> scores;
         Value tileMax[2] = {negInf, negInf};
         Value firstColumn = add(firstKey, mul(l.t, index(2)));
@@ -1610,15 +1624,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 
         // acc += P V, 16 keys per product: the score fragments, rounded,
         // are the A operands.
-        llvm::append_range(
-            next,
-            mmaProduct(
-                element, tileKeys / 16, valueGroups,
-                [&](int64_t kk) { return fragmentWords(weights, kk, element); },
-                [&](int64_t n, int64_t kk) {
-                  return rightWords(l, valueTile, add(l.g, index(8 * n)), kk);
-                },
-                acc));
+        llvm::append_range(next, mmaProduct(element, l,
+                                            fragmentWords(weights, element),
+                                            valueTile, acc));
         // Every warp is done with the tiles before the next is staged.
         b.create<gpu::BarrierOp>(loc);
         return next;
@@ -1713,18 +1721,6 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   auto words = [&](int64_t rows, int64_t width) {
     return workgroupType({rows, width}, i32);
   };
-  /// The product of a warp's 16 own rows (A operands `left`, a step of
-  /// 16 dims each) and the other side's rows staged as pairs of dims
-  /// (`staged`): tile / 8 fragments of 8 of the other side's rows.
-  auto scoresOf = [&](const MmaLane &l, ArrayRef<SmallVector<Value, 4>> left,
-                      Value staged) {
-    return mmaProduct(
-        element, left.size(), tile / 8, [&](int64_t kc) { return left[kc]; },
-        [&](int64_t n, int64_t kc) {
-          return rightWords(l, staged, add(l.g, index(8 * n)), kc);
-        },
-        SmallVector<Value>(tile / 2, f32(0.0)));
-  };
   /// The A operands of a warp's own rows of `source`: read once before
   /// the tile loop (`kept`, unless reloadOwnRows), or in each tile.
   using Words = SmallVector<SmallVector<Value, 4>>;
@@ -1742,21 +1738,20 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     for (int i = 0; i < 2; ++i)
       words[i] =
           reloadOwnRows ? leftWords(o.lane, sources[i], o.readRows) : kept[i];
-    SmallVector<Value> scores = scoresOf(o.lane, words[0], staged[0]);
-    return std::make_pair(scores, scoresOf(o.lane, words[1], staged[1]));
+    // Each the product of a warp's 16 own rows and the other side's rows
+    // staged as pairs of dims: tile / 8 fragments of 8 of those rows.
+    SmallVector<Value> zeros(tile / 2, f32(0.0));
+    SmallVector<Value> scores =
+        mmaProduct(element, o.lane, words[0], staged[0], zeros);
+    return std::make_pair(
+        scores, mmaProduct(element, o.lane, words[1], staged[1], zeros));
   };
   /// acc + the product of a warp's 16 x tile weights (D fragments, rounded
   /// as A operands) and a staged tile transposed as pairs of rows.
   auto addWeighted = [&](const MmaLane &l, ArrayRef<Value> weights,
                          Value staged, ValueRange acc) {
-    int64_t groups = cast<MemRefType>(staged.getType()).getDimSize(0) / 8;
-    return mmaProduct(
-        element, tile / 16, groups,
-        [&](int64_t kk) { return fragmentWords(weights, kk, element); },
-        [&](int64_t n, int64_t kk) {
-          return rightWords(l, staged, add(l.g, index(8 * n)), kk);
-        },
-        SmallVector<Value>(acc));
+    return mmaProduct(element, l, fragmentWords(weights, element), staged,
+                      SmallVector<Value>(acc));
   };
   if (keys != 0) {
     // dk and dv: key rows, query tiles.
@@ -2150,13 +2145,12 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   Type element = elementOf(query);
   bool half = !element.isF32();
   if (half) {
-    if (llvm::any_of(ArrayRef<Value>{key, value, resultGrad, queryGrad, keyGrad,
-                                     valueGrad},
-                     [&](Value v) { return elementOf(v) != element; }) ||
-        !elementOf(lse).isF32() || !elementOf(delta).isF32())
-      return call.emitError()
-             << "expected query, key, value, cotangent and gradient buffers "
-                "of one element type and f32 log-sum-exp and rowsum buffers";
+    if (failed(checkHalfBuffers(
+            element, {key, value, resultGrad, queryGrad, keyGrad, valueGrad},
+            {lse, delta},
+            "expected query, key, value, cotangent and gradient buffers of "
+            "one element type and f32 log-sum-exp and rowsum buffers")))
+      return failure();
     if (!fitsTheMmaGradient(headDim, valueDim))
       return call.emitError()
              << "the tensor-core gradient takes head and value dims that are "
