@@ -1223,10 +1223,7 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
   int64_t queries = q[rank - 2], headDim = q[rank - 1];
   int64_t keys = shapeOf(key)[rank - 2];
   int64_t valueDim = shapeOf(value)[rank - 1];
-  auto elementOf = [](Value v) {
-    return cast<MemRefType>(v.getType()).getElementType();
-  };
-  Type element = elementOf(query);
+  Type element = cast<MemRefType>(query.getType()).getElementType();
   bool half = !element.isF32();
   if (half) {
     if (failed(checkHalfBuffers(
@@ -2139,10 +2136,7 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   int64_t queries = q[rank - 2], headDim = q[rank - 1];
   int64_t keys = shapeOf(key)[rank - 2];
   int64_t valueDim = shapeOf(value)[rank - 1];
-  auto elementOf = [](Value v) {
-    return cast<MemRefType>(v.getType()).getElementType();
-  };
-  Type element = elementOf(query);
+  Type element = cast<MemRefType>(query.getType()).getElementType();
   bool half = !element.isF32();
   if (half) {
     if (failed(checkHalfBuffers(
@@ -2156,9 +2150,7 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
              << "the tensor-core gradient takes head and value dims that are "
                 "multiples of 16 up to 128, not "
              << headDim << " and " << valueDim;
-  } else if (failed(checkHeadDims(headDim, valueDim))) {
-    return failure();
-  } else if (failed(allF32())) {
+  } else if (failed(checkHeadDims(headDim, valueDim)) || failed(allF32())) {
     return failure();
   }
   int64_t batch = 1;
