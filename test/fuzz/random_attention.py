@@ -154,18 +154,26 @@ def draw(seed, dtype="f32"):
     return program, inputs, scale, causal, summary
 
 
-def reference(inputs, scale, causal):
-    """o, lse, dq, dk, dv in float64, and for each the sums of the absolute
-    values of its terms: the scale its rounding errors have, which stays
-    that of the operands where the terms cancel (with one key, dq and dk
-    are 0 up to rounding)."""
-    q, k, v, do = (a.astype(np.float64) for a in inputs[:4])
+def scores(inputs, scale, causal):
+    """The scaled scores plus the mask in float64, -inf where causal
+    masking hides a key."""
+    q, k = (a.astype(np.float64) for a in inputs[:2])
     s = scale * q @ np.swapaxes(k, -1, -2)
     if len(inputs) > 4:
         s = s + inputs[4].astype(np.float64)
     if causal:
         nq, nk = s.shape[-2:]
         s = np.where(np.arange(nk)[None, :] <= np.arange(nq)[:, None], s, -np.inf)
+    return s
+
+
+def reference(inputs, scale, causal):
+    """o, lse, dq, dk, dv in float64, and for each the sums of the absolute
+    values of its terms: the scale its rounding errors have, which stays
+    that of the operands where the terms cancel (with one key, dq and dk
+    are 0 up to rounding)."""
+    q, k, v, do = (a.astype(np.float64) for a in inputs[:4])
+    s = scores(inputs, scale, causal)
     top = s.max(-1, keepdims=True)
     e = np.exp(s - top)
     total = e.sum(-1, keepdims=True)
@@ -190,15 +198,9 @@ def tensor_core_gradient(inputs, scale, causal, o, lse, dtype):
     float64: p = exp(s - lse) and ds = p (dp - rowsum(dO * o)) from the
     target's own o and lse, rounded to `dtype` before their products."""
     q, k, v, do = (a.astype(np.float64) for a in inputs[:4])
-    s = scale * q @ np.swapaxes(k, -1, -2)
-    if len(inputs) > 4:
-        s = s + inputs[4].astype(np.float64)
-    nq, nk = s.shape[-2:]
-    seen = np.ones(s.shape, dtype=bool)
-    if causal:
-        seen = seen & (np.arange(nk)[None, :] <= np.arange(nq)[:, None])
-    with np.errstate(invalid="ignore", over="ignore"):
-        p = np.where(seen, np.exp(s - lse.astype(np.float64)[..., None]), 0.0)
+    # A hidden key's score is -inf: its weight exp(-inf - lse) is 0, as the
+    # kernel's (every row sees key 0, so lse is finite).
+    p = np.exp(scores(inputs, scale, causal) - lse.astype(np.float64)[..., None])
     dp = do @ np.swapaxes(v, -1, -2)
     delta = (do * o.astype(np.float64)).sum(-1, keepdims=True)
     ds = p * (dp - delta)
