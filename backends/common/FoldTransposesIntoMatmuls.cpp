@@ -30,6 +30,16 @@
 //      permutation; erase the copy, and its buffer (and deallocation) if
 //      nothing else uses it now.
 //
+// The same holds for a result: a product that writes a fresh allocation
+// (zero-filled just before it) which a permuting copy after it copies whole
+// into another buffer (dW = (X^T dY)^T for a weight stored [out, in], as
+// PyTorch and ONNX store it) writes that buffer directly: its output map is
+// composed with the copy's permutation, its inputs are swapped when that
+// puts the target's rows over the second input's dimensions (so that it
+// keeps a GEMM form), the fill moves to the target, and the copy and the
+// allocation are erased, when nothing between the product and the copy
+// touches the target and no input aliases it.
+//
 // kiln-cpu-matmul-to-dnnl later turns such a generic into an sgemm call with
 // the transpose flags its maps call for (below its size threshold it stays
 // a loop nest that indexes the source in place), and
@@ -38,6 +48,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "common/BufferAccess.h"
+#include "common/GemmForm.h"
 
 #include "kiln/Backends/Passes.h"
 
@@ -46,6 +57,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -62,8 +74,7 @@ using namespace mlir::kiln;
 /// permuted, computing nothing.
 static bool isPermutingCopy(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != op.getNumParallelLoops())
+      op.getNumDpsInits() != 1 || op.getNumLoops() != op.getNumParallelLoops())
     return false;
   for (AffineMap map : op.getIndexingMapsArray())
     if (!map.isPermutation())
@@ -180,6 +191,175 @@ static bool isProduct(linalg::LinalgOp op) {
          op.getNumDpsInits() == 1 && linalg::isaContractionOpInterface(op);
 }
 
+/// A product's result that is only read permuted: the product's init C is
+/// an allocation that nothing but a fill before the product, the product,
+/// one permuting copy of all of C after it, in the same block, and
+/// deallocations use. The product can write the copy's target itself, the
+/// fill moved to the target, when nothing between the product and the copy
+/// touches the target and the product reads no view of it.
+struct PermutedResult {
+  linalg::FillOp fill;
+  linalg::LinalgOp copy;
+};
+
+static std::optional<PermutedResult>
+permutedResultOf(linalg::LinalgOp product) {
+  Value c = product.getDpsInitOperand(0)->get();
+  if (!c.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  PermutedResult result;
+  for (Operation *user : c.getUsers()) {
+    if (user == product.getOperation() || isa<memref::DeallocOp>(user))
+      continue;
+    auto fill = dyn_cast<linalg::FillOp>(user);
+    if (fill && !result.fill && fill.hasPureBufferSemantics() &&
+        fill.getDpsInitOperand(0)->get() == c &&
+        fill->getBlock() == product->getBlock() &&
+        fill->isBeforeInBlock(product)) {
+      result.fill = fill;
+      continue;
+    }
+    auto copy = dyn_cast<linalg::LinalgOp>(user);
+    if (!copy || result.copy || !isPermutingCopy(copy) ||
+        copy.getDpsInputOperand(0)->get() != c ||
+        copy->getBlock() != product->getBlock() ||
+        !product->isBeforeInBlock(copy))
+      return std::nullopt;
+    result.copy = copy;
+  }
+  if (!result.fill || !result.copy)
+    return std::nullopt;
+  Value target = rootOf(result.copy.getDpsInitOperand(0)->get());
+  for (OpOperand *input : product.getDpsInputOperands())
+    if (mayAlias(rootOf(input->get()), target))
+      return std::nullopt;
+  if (touchedBetween(product, result.copy, target))
+    return std::nullopt;
+  return result;
+}
+
+/// `product` as a linalg.generic (named products are generalized).
+static linalg::GenericOp asGeneric(IRRewriter &rewriter,
+                                   linalg::LinalgOp product) {
+  if (auto generic = dyn_cast<linalg::GenericOp>(*product))
+    return generic;
+  rewriter.setInsertionPoint(product);
+  FailureOr<linalg::GenericOp> generalized =
+      linalg::generalizeNamedOp(rewriter, product);
+  return succeeded(generalized) ? *generalized : nullptr;
+}
+
+/// Makes `product` write `result.copy`'s target directly. The index C[t]
+/// the product writes is target[out(in^-1(t))] for the copy's maps. Where
+/// the target's rows then run over the second input's dims (C^T = B^T
+/// A^T), the inputs are swapped, the body reading each as before, so
+/// that the product is again A * B with A's dims along the rows, the form
+/// the GEMM libraries take. Nothing is changed when the product had a GEMM
+/// form and the rewritten one would not.
+static void writePermutedResult(IRRewriter &rewriter, linalg::LinalgOp product,
+                                PermutedResult result) {
+  Value target = result.copy.getDpsInitOperand(0)->get();
+  SmallVector<AffineMap> maps = product.getIndexingMapsArray();
+  AffineMap in = result.copy.getIndexingMapsArray()[0];
+  AffineMap out = result.copy.getIndexingMapsArray()[1];
+  maps[2] = out.compose(inversePermutation(in).compose(maps[2]));
+  unsigned rank = maps[2].getNumResults();
+  bool swap = rank >= 2 &&
+              !maps[0].isFunctionOfDim(maps[2].getDimPosition(rank - 2)) &&
+              maps[1].isFunctionOfDim(maps[2].getDimPosition(rank - 2));
+  if (swap)
+    std::swap(maps[0], maps[1]);
+  Value first = product.getDpsInputOperand(swap ? 1 : 0)->get();
+  Value second = product.getDpsInputOperand(swap ? 0 : 1)->get();
+
+  rewriter.setInsertionPoint(product);
+  auto rewritten = rewriter.create<linalg::GenericOp>(
+      product.getLoc(), TypeRange(), ValueRange{first, second},
+      ValueRange{target}, maps, product.getIteratorTypesArray());
+  // The body, cloned with the input arguments in their new order.
+  Block &body = *product.getBlock();
+  Block *cloned = rewriter.createBlock(
+      &rewritten.getRegion(), {},
+      {body.getArgument(swap ? 1 : 0).getType(),
+       body.getArgument(swap ? 0 : 1).getType(), body.getArgument(2).getType()},
+      {product.getLoc(), product.getLoc(), product.getLoc()});
+  IRMapping mapping;
+  mapping.map(body.getArgument(0), cloned->getArgument(swap ? 1 : 0));
+  mapping.map(body.getArgument(1), cloned->getArgument(swap ? 0 : 1));
+  mapping.map(body.getArgument(2), cloned->getArgument(2));
+  for (Operation &op : body)
+    rewriter.clone(op, mapping);
+  if (gemmFormOf(product) && !gemmFormOf(rewritten)) {
+    rewriter.eraseOp(rewritten);
+    return;
+  }
+  // The fill moves to the target, right before the product.
+  rewriter.setInsertionPoint(rewritten);
+  rewriter.create<linalg::FillOp>(
+      result.fill.getLoc(), result.fill.getDpsInputOperand(0)->get(), target);
+  Operation *allocation = product.getDpsInitOperand(0)->get().getDefiningOp();
+  rewriter.eraseOp(result.copy);
+  rewriter.eraseOp(product);
+  rewriter.eraseOp(result.fill);
+  for (Operation *user : llvm::make_early_inc_range(allocation->getUsers()))
+    rewriter.eraseOp(user);
+  rewriter.eraseOp(allocation);
+}
+
+/// Makes `product` read the sources of the permuting copies that wrote its
+/// inputs, where that is safe, and returns it (a linalg.generic if it
+/// changed).
+static linalg::LinalgOp foldInputCopies(IRRewriter &rewriter,
+                                        linalg::LinalgOp product) {
+  linalg::LinalgOp copies[2];
+  bool any = false;
+  for (unsigned i = 0; i < 2; ++i) {
+    copies[i] = foldableCopyInto(product.getDpsInputOperand(i)->get(), product);
+    any |= static_cast<bool>(copies[i]);
+  }
+  if (!any)
+    return product;
+  // Both inputs the same copied buffer (A^T * A^T): fold it once.
+  if (copies[0] && copies[0] == copies[1])
+    copies[1] = nullptr;
+
+  linalg::GenericOp generic = asGeneric(rewriter, product);
+  if (!generic)
+    return product;
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  for (unsigned i = 0; i < 2; ++i) {
+    linalg::LinalgOp copy = copies[i];
+    if (!copy)
+      continue;
+    Value buffer = generic.getDpsInputOperand(i)->get();
+    Value source = copy.getDpsInputOperand(0)->get();
+    // The copy wrote buffer[out(l)] = source[in(l)], so the product's
+    // index t = map(d) reads source[in(out^-1(t))]. Both inputs may read
+    // the same copy (A^T * A^T).
+    AffineMap in = copy.getIndexingMapsArray()[0];
+    AffineMap out = copy.getIndexingMapsArray()[1];
+    for (unsigned j = 0; j < 2; ++j) {
+      OpOperand *operand = generic.getDpsInputOperand(j);
+      if (operand->get() != buffer)
+        continue;
+      maps[j] = in.compose(inversePermutation(out).compose(maps[j]));
+      operand->set(source);
+    }
+    rewriter.eraseOp(copy);
+    // The buffer goes when nothing but its deallocation is left.
+    auto allocation = buffer.getDefiningOp<memref::AllocOp>();
+    if (allocation && llvm::all_of(allocation->getUsers(), [](Operation *user) {
+          return isa<memref::DeallocOp>(user);
+        })) {
+      for (Operation *user : llvm::make_early_inc_range(allocation->getUsers()))
+        rewriter.eraseOp(user);
+      rewriter.eraseOp(allocation);
+    }
+  }
+  generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  return generic;
+}
+
 namespace {
 struct KilnFoldTransposesIntoMatmulsPass
     : kiln::impl::KilnFoldTransposesIntoMatmulsBase<
@@ -192,63 +372,9 @@ struct KilnFoldTransposesIntoMatmulsPass
     });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp product : products) {
-      linalg::LinalgOp copies[2];
-      bool any = false;
-      for (unsigned i = 0; i < 2; ++i) {
-        copies[i] =
-            foldableCopyInto(product.getDpsInputOperand(i)->get(), product);
-        any |= static_cast<bool>(copies[i]);
-      }
-      if (!any)
-        continue;
-      // Both inputs the same copied buffer (A^T * A^T): fold it once.
-      if (copies[0] && copies[0] == copies[1])
-        copies[1] = nullptr;
-
-      rewriter.setInsertionPoint(product);
-      linalg::GenericOp generic;
-      if (auto alreadyGeneric = dyn_cast<linalg::GenericOp>(*product)) {
-        generic = alreadyGeneric;
-      } else {
-        FailureOr<linalg::GenericOp> generalized = linalg::generalizeNamedOp(
-            rewriter, cast<linalg::LinalgOp>(*product));
-        if (failed(generalized))
-          continue;
-        generic = *generalized;
-      }
-      SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-      for (unsigned i = 0; i < 2; ++i) {
-        linalg::LinalgOp copy = copies[i];
-        if (!copy)
-          continue;
-        Value buffer = generic.getDpsInputOperand(i)->get();
-        Value source = copy.getDpsInputOperand(0)->get();
-        // The copy wrote buffer[out(l)] = source[in(l)], so the product's
-        // index t = map(d) reads source[in(out^-1(t))]. Both inputs may
-        // read the same copy (A^T * A^T).
-        AffineMap in = copy.getIndexingMapsArray()[0];
-        AffineMap out = copy.getIndexingMapsArray()[1];
-        for (unsigned j = 0; j < 2; ++j) {
-          OpOperand *operand = generic.getDpsInputOperand(j);
-          if (operand->get() != buffer)
-            continue;
-          maps[j] = in.compose(inversePermutation(out).compose(maps[j]));
-          operand->set(source);
-        }
-        rewriter.eraseOp(copy);
-        // The buffer goes when nothing but its deallocation is left.
-        auto allocation = buffer.getDefiningOp<memref::AllocOp>();
-        if (allocation &&
-            llvm::all_of(allocation->getUsers(), [](Operation *user) {
-              return isa<memref::DeallocOp>(user);
-            })) {
-          for (Operation *user :
-               llvm::make_early_inc_range(allocation->getUsers()))
-            rewriter.eraseOp(user);
-          rewriter.eraseOp(allocation);
-        }
-      }
-      generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      product = foldInputCopies(rewriter, product);
+      if (std::optional<PermutedResult> result = permutedResultOf(product))
+        writePermutedResult(rewriter, product, *result);
     }
   }
 };

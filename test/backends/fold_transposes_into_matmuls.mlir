@@ -282,3 +282,106 @@ func.func @allocated_before_loop_read_after(%da: memref<32x64xf32>, %w: memref<6
   memref.copy %wt, %copy : memref<64x64xf32> to memref<64x64xf32>
   return
 }
+
+// -----
+
+// A product whose result is only read transposed (a weight gradient
+// (X^T dY)^T for a weight stored [out, in]) writes the transpose itself:
+// C^T = dY^T X, the inputs swapped so that the rows run over the first
+// one's dims, and each read by the body as before. The fill moves to the
+// target; C, its copy and its deallocation go.
+// CHECK-DAG:   #[[DYT:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG:   #[[XT:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG:   #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d1, d0)>
+// CHECK-LABEL: func.func @transposed_result(
+// CHECK-SAME:    %[[X:.*]]: memref<64x32xf32>, %[[DY:.*]]: memref<64x48xf32>, %[[DW:.*]]: memref<48x32xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.0
+// CHECK-NEXT:    linalg.fill ins(%[[ZERO]] : f32) outs(%[[DW]] : memref<48x32xf32>)
+// CHECK-NEXT:    linalg.generic {indexing_maps = [#[[DYT]], #[[XT]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[DY]], %[[X]] : memref<64x48xf32>, memref<64x32xf32>) outs(%[[DW]] : memref<48x32xf32>)
+// CHECK-NEXT:    ^bb0(%[[D:.*]]: f32, %[[XE:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[XE]], %[[D]] : f32
+// CHECK-NEXT:      arith.addf %[[ACC]], %[[P]] : f32
+// CHECK-NOT:     linalg.transpose
+// CHECK-NOT:     memref.dealloc
+func.func @transposed_result(%x: memref<64x32xf32>, %dy: memref<64x48xf32>, %dw: memref<48x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %xt = memref.alloc() : memref<32x64xf32>
+  linalg.transpose ins(%x : memref<64x32xf32>) outs(%xt : memref<32x64xf32>) permutation = [1, 0]
+  %c = memref.alloc() : memref<32x48xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x48xf32>)
+  linalg.matmul ins(%xt, %dy : memref<32x64xf32>, memref<64x48xf32>) outs(%c : memref<32x48xf32>)
+  linalg.transpose ins(%c : memref<32x48xf32>) outs(%dw : memref<48x32xf32>) permutation = [1, 0]
+  memref.dealloc %c : memref<32x48xf32>
+  memref.dealloc %xt : memref<32x64xf32>
+  return
+}
+
+// -----
+
+// A batch of products transposed per matrix: the batch stays first.
+// CHECK-DAG:   #[[BB:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG:   #[[BA:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG:   #[[BOUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1)>
+// CHECK-LABEL: func.func @batched_transposed_result(
+// CHECK-SAME:    %[[A:.*]]: memref<3x8x5xf32>, %[[B:.*]]: memref<3x5x6xf32>, %[[OUT:.*]]: memref<3x6x8xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[OUT]] : memref<3x6x8xf32>)
+// CHECK-NEXT:    linalg.generic {indexing_maps = [#[[BB]], #[[BA]], #[[BOUT]]]
+// CHECK-SAME:      ins(%[[B]], %[[A]] : memref<3x5x6xf32>, memref<3x8x5xf32>) outs(%[[OUT]] : memref<3x6x8xf32>)
+// CHECK-NOT:     linalg.transpose
+func.func @batched_transposed_result(%a: memref<3x8x5xf32>, %b: memref<3x5x6xf32>, %out: memref<3x6x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<3x8x6xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<3x8x6xf32>)
+  linalg.batch_matmul ins(%a, %b : memref<3x8x5xf32>, memref<3x5x6xf32>) outs(%c : memref<3x8x6xf32>)
+  linalg.transpose ins(%c : memref<3x8x6xf32>) outs(%out : memref<3x6x8xf32>) permutation = [0, 2, 1]
+  memref.dealloc %c : memref<3x8x6xf32>
+  return
+}
+
+// -----
+
+// Left as they are: a permutation that moves the batch (no GEMM form
+// after it); a result also read untransposed; a target read between the
+// product and the copy; a product that reads the target; a result without
+// a fill before the product.
+// CHECK-LABEL: func.func @results_left_alone(
+// CHECK-COUNT-5: linalg.transpose
+// CHECK-NOT:     linalg.generic
+func.func @results_left_alone(%a: memref<3x8x5xf32>, %b: memref<3x5x6xf32>, %out: memref<8x3x6xf32>,
+                              %x: memref<6x6xf32>, %y: memref<6x6xf32>, %t: memref<6x6xf32>, %keep: memref<6x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<3x8x6xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<3x8x6xf32>)
+  linalg.batch_matmul ins(%a, %b : memref<3x8x5xf32>, memref<3x5x6xf32>) outs(%c : memref<3x8x6xf32>)
+  linalg.transpose ins(%c : memref<3x8x6xf32>) outs(%out : memref<8x3x6xf32>) permutation = [1, 0, 2]
+  memref.dealloc %c : memref<3x8x6xf32>
+
+  %d = memref.alloc() : memref<6x6xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<6x6xf32>)
+  linalg.matmul ins(%x, %y : memref<6x6xf32>, memref<6x6xf32>) outs(%d : memref<6x6xf32>)
+  linalg.transpose ins(%d : memref<6x6xf32>) outs(%t : memref<6x6xf32>) permutation = [1, 0]
+  memref.copy %d, %keep : memref<6x6xf32> to memref<6x6xf32>
+  memref.dealloc %d : memref<6x6xf32>
+
+  %e = memref.alloc() : memref<6x6xf32>
+  linalg.fill ins(%zero : f32) outs(%e : memref<6x6xf32>)
+  linalg.matmul ins(%x, %y : memref<6x6xf32>, memref<6x6xf32>) outs(%e : memref<6x6xf32>)
+  memref.copy %t, %keep : memref<6x6xf32> to memref<6x6xf32>
+  linalg.transpose ins(%e : memref<6x6xf32>) outs(%t : memref<6x6xf32>) permutation = [1, 0]
+  memref.dealloc %e : memref<6x6xf32>
+
+  %f = memref.alloc() : memref<6x6xf32>
+  linalg.fill ins(%zero : f32) outs(%f : memref<6x6xf32>)
+  linalg.matmul ins(%x, %t : memref<6x6xf32>, memref<6x6xf32>) outs(%f : memref<6x6xf32>)
+  linalg.transpose ins(%f : memref<6x6xf32>) outs(%t : memref<6x6xf32>) permutation = [1, 0]
+  memref.dealloc %f : memref<6x6xf32>
+
+  %g = memref.alloc() : memref<6x6xf32>
+  linalg.matmul ins(%x, %y : memref<6x6xf32>, memref<6x6xf32>) outs(%g : memref<6x6xf32>)
+  linalg.transpose ins(%g : memref<6x6xf32>) outs(%t : memref<6x6xf32>) permutation = [1, 0]
+  memref.dealloc %g : memref<6x6xf32>
+  return
+}

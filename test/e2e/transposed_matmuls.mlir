@@ -140,3 +140,28 @@ func.func @rnn_backward(%hs: tensor<6x32x40xf32>, %wh: tensor<40x40xf32>, %dh0: 
   }
   return %r#0, %r#1 : tensor<32x40xf32>, tensor<40x40xf32>
 }
+
+// Results read transposed: the weight gradient of a dense layer whose
+// weight is stored [out, in] (PyTorch's and ONNX Gemm's transB layout),
+// (X^T dY)^T, and a batch of products transposed per matrix, which the
+// products write transposed themselves (kiln-fold-transposes-into-
+// matmuls); a transpose that moves the batch, and one of a product also
+// returned as it is, keep their copies.
+// CHECK: transposed_results(arg0: f32[61,47], arg1: f32[61,29], arg2: f32[3,9,14], arg3: f32[3,14,11]) -> (out0: f32[29,47], out1: f32[3,11,9], out2: f32[9,3,11], out3: f32[3,9,11], out4: f32[3,11,9])
+func.func @transposed_results(%x: tensor<61x47xf32>, %dy: tensor<61x29xf32>,
+                              %a: tensor<3x9x14xf32>, %b: tensor<3x14x11xf32>)
+    -> (tensor<29x47xf32>, tensor<3x11x9xf32>, tensor<9x3x11xf32>, tensor<3x9x11xf32>, tensor<3x11x9xf32>)
+    attributes {kiln.e2e_atol = 2.0e-4 : f64} {
+  %xt = kiln.transpose %x, permutation = [1, 0] : tensor<61x47xf32>
+  %g = kiln.matmul %xt, %dy : tensor<47x61xf32>, tensor<61x29xf32>
+  %gt = kiln.transpose %g, permutation = [1, 0] : tensor<47x29xf32>
+  %p = kiln.matmul %a, %b : tensor<3x9x14xf32>, tensor<3x14x11xf32>
+  %pt = kiln.transpose %p, permutation = [0, 2, 1] : tensor<3x9x11xf32>
+  %an = kiln.neg %a : tensor<3x9x14xf32>
+  %q = kiln.matmul %an, %b : tensor<3x9x14xf32>, tensor<3x14x11xf32>
+  %qt = kiln.transpose %q, permutation = [1, 0, 2] : tensor<3x9x11xf32>
+  %bn = kiln.neg %b : tensor<3x14x11xf32>
+  %r = kiln.matmul %a, %bn : tensor<3x9x14xf32>, tensor<3x14x11xf32>
+  %rt = kiln.transpose %r, permutation = [0, 2, 1] : tensor<3x9x11xf32>
+  return %gt, %pt, %qt, %r, %rt : tensor<29x47xf32>, tensor<3x11x9xf32>, tensor<9x3x11xf32>, tensor<3x9x11xf32>, tensor<3x11x9xf32>
+}

@@ -370,8 +370,13 @@ def KilnFoldTransposesIntoMatmuls
     overwritten whole before any other use, or it is an allocation of the
     block that is not used again, or one that only the copy and the
     product use) and nothing between the copy and the
-    product may write the source. The CPU backend runs it, and the CUDA
-    backend where its products go to cuBLASLt.
+    product may write the source. Symmetrically, a product whose result
+    goes to a fresh allocation (zero-filled before it) that a permuting
+    copy then copies whole to another buffer writes that buffer directly
+    with the composed output map (its inputs swapped when that puts the
+    result's rows first), and the copy and the allocation are erased. The
+    CPU backend runs it, and the CUDA backend where its products go to
+    cuBLASLt.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
