@@ -229,7 +229,15 @@ permutedResultOf(linalg::LinalgOp product) {
   }
   if (!result.fill || !result.copy)
     return std::nullopt;
-  Value target = rootOf(result.copy.getDpsInitOperand(0)->get());
+  // The product writes the target where it is: the target must exist
+  // there, or be a fresh allocation that can move up to it.
+  Value written = result.copy.getDpsInitOperand(0)->get();
+  auto allocation = written.getDefiningOp<memref::AllocOp>();
+  if (!definedBefore(written, product) &&
+      !(allocation && allocation->getNumOperands() == 0 &&
+        allocation->getBlock() == product->getBlock()))
+    return std::nullopt;
+  Value target = rootOf(written);
   for (OpOperand *input : product.getDpsInputOperands())
     if (mayAlias(rootOf(input->get()), target))
       return std::nullopt;
@@ -272,6 +280,8 @@ static void writePermutedResult(IRRewriter &rewriter, linalg::LinalgOp product,
   Value first = product.getDpsInputOperand(swap ? 1 : 0)->get();
   Value second = product.getDpsInputOperand(swap ? 0 : 1)->get();
 
+  if (!definedBefore(target, product))
+    rewriter.moveOpBefore(target.getDefiningOp(), product);
   rewriter.setInsertionPoint(product);
   auto rewritten = rewriter.create<linalg::GenericOp>(
       product.getLoc(), TypeRange(), ValueRange{first, second},
@@ -371,11 +381,14 @@ struct KilnFoldTransposesIntoMatmulsPass
         products.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp product : products) {
+    // Inputs first: a transpose of one product's result that another
+    // reads is better read in place by the consumer (a transpose flag)
+    // than written transposed by the producer.
+    for (linalg::LinalgOp &product : products)
       product = foldInputCopies(rewriter, product);
+    for (linalg::LinalgOp product : products)
       if (std::optional<PermutedResult> result = permutedResultOf(product))
         writePermutedResult(rewriter, product, *result);
-    }
   }
 };
 } // namespace

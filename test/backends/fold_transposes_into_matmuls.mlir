@@ -320,6 +320,70 @@ func.func @transposed_result(%x: memref<64x32xf32>, %dy: memref<64x48xf32>, %dw:
 
 // -----
 
+// The transposed result is allocated after the product (as bufferization
+// places it): the allocation moves up to the product, which writes it.
+// CHECK-LABEL: func.func @transposed_result_allocated_after(
+// CHECK-SAME:    %[[X:.*]]: memref<64x32xf32>, %[[DY:.*]]: memref<64x48xf32>, %[[DW:.*]]: memref<48x32xf32>)
+// CHECK:         %[[T:.*]] = memref.alloc() : memref<48x32xf32>
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[T]] : memref<48x32xf32>)
+// CHECK-NEXT:    linalg.generic
+// CHECK-SAME:      ins(%[[DY]], %[[X]] : memref<64x48xf32>, memref<64x32xf32>) outs(%[[T]] : memref<48x32xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%[[T]] : memref<48x32xf32>) outs(%[[DW]] : memref<48x32xf32>)
+// CHECK-NOT:     memref.alloc
+#id_after = affine_map<(d0, d1) -> (d0, d1)>
+func.func @transposed_result_allocated_after(%x: memref<64x32xf32>, %dy: memref<64x48xf32>, %dw: memref<48x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %xt = memref.alloc() : memref<32x64xf32>
+  linalg.transpose ins(%x : memref<64x32xf32>) outs(%xt : memref<32x64xf32>) permutation = [1, 0]
+  %c = memref.alloc() : memref<32x48xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x48xf32>)
+  linalg.matmul ins(%xt, %dy : memref<32x64xf32>, memref<64x48xf32>) outs(%c : memref<32x48xf32>)
+  %t = memref.alloc() : memref<48x32xf32>
+  linalg.transpose ins(%c : memref<32x48xf32>) outs(%t : memref<48x32xf32>) permutation = [1, 0]
+  linalg.generic {indexing_maps = [#id_after, #id_after], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<48x32xf32>) outs(%dw : memref<48x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  }
+  memref.dealloc %c : memref<32x48xf32>
+  memref.dealloc %xt : memref<32x64xf32>
+  memref.dealloc %t : memref<48x32xf32>
+  return
+}
+
+// -----
+
+// A transposed result that another product reads (K^T in Q K^T): the
+// reader takes it in place, transposed (its B read as [n, k]); the first
+// product keeps writing its own result, and no transpose is left.
+// CHECK-DAG:   #[[QA:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG:   #[[KB:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @transposed_result_read_by_a_product(
+// CHECK-SAME:    %[[X:.*]]: memref<64x128xf32>, %[[W:.*]]: memref<128x128xf32>, %[[Q:.*]]: memref<64x128xf32>, %[[S:.*]]: memref<64x64xf32>)
+// CHECK:         %[[K:.*]] = memref.alloc() : memref<64x128xf32>
+// CHECK:         linalg.matmul ins(%[[X]], %[[W]] : memref<64x128xf32>, memref<128x128xf32>) outs(%[[K]] : memref<64x128xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#[[QA]], #[[KB]], #{{.*}}]
+// CHECK-SAME:      ins(%[[Q]], %[[K]] : memref<64x128xf32>, memref<64x128xf32>) outs(%[[S]] : memref<64x64xf32>)
+func.func @transposed_result_read_by_a_product(%x: memref<64x128xf32>, %w: memref<128x128xf32>, %q: memref<64x128xf32>, %s: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %k = memref.alloc() : memref<64x128xf32>
+  linalg.fill ins(%zero : f32) outs(%k : memref<64x128xf32>)
+  linalg.matmul ins(%x, %w : memref<64x128xf32>, memref<128x128xf32>) outs(%k : memref<64x128xf32>)
+  %kt = memref.alloc() : memref<128x64xf32>
+  linalg.transpose ins(%k : memref<64x128xf32>) outs(%kt : memref<128x64xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%s : memref<64x64xf32>)
+  linalg.matmul ins(%q, %kt : memref<64x128xf32>, memref<128x64xf32>) outs(%s : memref<64x64xf32>)
+  memref.dealloc %kt : memref<128x64xf32>
+  memref.dealloc %k : memref<64x128xf32>
+  return
+}
+
+// -----
+
 // A batch of products transposed per matrix: the batch stays first.
 // CHECK-DAG:   #[[BB:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // CHECK-DAG:   #[[BA:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
