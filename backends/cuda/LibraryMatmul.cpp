@@ -7,7 +7,8 @@
 // views with contiguous rows or columns) becomes one call
 //
 //   kiln_cuda_matmul(flags, ab_dtype, c_dtype, batch, m, n, k,
-//                    A, lda, stride_a, B, ldb, stride_b, C, ldc, stride_c)
+//                    A, lda, stride_a, B, ldb, stride_b, C, ldc, stride_c,
+//                    bias, bias_gradient)
 //
 // of the runtime (kiln/CudaLibraryAbi.h), which queues one cuBLASLt product
 // on the module's stream: f64, f32, f16 and bf16 A and B, C of the same
@@ -37,7 +38,17 @@
 // epilogue): the addition's kernel goes and C is written once. The sum is
 // the same f32 addition of the same f32 product, so nothing changes in the
 // result. ReLU is not taken as an epilogue: kiln's ReLU propagates NaN,
-// which cuBLASLt's does not promise.
+// which cuBLASLt's does not promise. GELU reaches the backends decomposed
+// (erf or tanh arithmetic), and stays a fused elementwise kernel.
+//
+// In a dense layer's gradient, the bias gradient db is the sum of dY over
+// the batch, and the weight gradient X^T dY (or dY^T X) reads dY with the
+// batch as k. Where such a sum of A over k (or B over k) into a
+// zero-filled f32 vector sits in the block of an f32 product that reads
+// the same buffer (biasGradientOf), the product's call writes the vector
+// too (KILN_CUDA_MATMUL_BIAS_GRADIENT_A or _B, cuBLASLt's BGRADB and
+// BGRADA epilogues) and the sum's kernel and its fill go: dY is read once
+// for both.
 //
 // The library takes its operands' addresses from the host. Where an
 // input's address depends on a value the host code loads from device
@@ -164,6 +175,128 @@ narrowingOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
   return narrowing;
 }
 
+/// A sum of a product's A over its rows or B over its columns (k) that
+/// cuBLASLt's bias-gradient epilogues compute while the product reads the
+/// operand: a dense layer's bias gradient db, the sum of dY over the batch,
+/// beside its weight gradient X^T dY (or dY^T X). The sum is a
+/// linalg.generic in the product's block, before or after it, that reads
+/// the operand itself and adds it up over the dim the product indexes
+/// with k into a zero-filled f32 vector (`gradient`), which the call then
+/// writes instead.
+struct BiasGradient {
+  linalg::GenericOp sum;
+  linalg::FillOp zeroFill;
+  Value gradient;
+  /// KILN_CUDA_MATMUL_BIAS_GRADIENT_A or _B.
+  int64_t flag;
+};
+
+/// If `sum` adds up its one rank-2 input over one dim into its rank-1 init
+/// (`init[j] += input[i, j]` or `input[j, i]`), the input dim it sums over.
+static std::optional<unsigned> summedDimOf(linalg::GenericOp sum) {
+  if (!sum.hasPureBufferSemantics() || sum.getNumDpsInputs() != 1 ||
+      sum.getNumDpsInits() != 1 || sum.getNumLoops() != 2 ||
+      sum.getNumReductionLoops() != 1)
+    return std::nullopt;
+  unsigned reduction =
+      sum.getIteratorTypesArray()[0] == utils::IteratorType::reduction ? 0 : 1;
+  MLIRContext *context = sum.getContext();
+  SmallVector<AffineMap> maps = sum.getIndexingMapsArray();
+  if (!maps[0].isPermutation() || maps[1].getNumResults() != 1 ||
+      maps[1].getResult(0) != getAffineDimExpr(1 - reduction, context))
+    return std::nullopt;
+  // The body is `yield addf(out, in)` (either order) and nothing else.
+  auto add = mlir::kiln::yieldedFirstOp<arith::AddFOp>(sum);
+  Block &body = sum.getRegion().front();
+  if (!add || add->getNextNode() != body.getTerminator())
+    return std::nullopt;
+  Value in = body.getArgument(0), out = body.getArgument(1);
+  if (!((add.getLhs() == in && add.getRhs() == out) ||
+        (add.getLhs() == out && add.getRhs() == in)))
+    return std::nullopt;
+  return maps[0].getResultPosition(getAffineDimExpr(reduction, context));
+}
+
+/// The bias gradient that `product` (of GEMM form `form`) can write with
+/// its result, if there is one that no other product has `claimed`. Only
+/// for a single f32 product into f32: cuBLASLt's bias-gradient epilogues
+/// are of one product, and the call sums in f32 as the sum does (in
+/// another order, as the product's own sums are).
+static std::optional<BiasGradient>
+biasGradientOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
+               const llvm::DenseSet<Operation *> &claimed) {
+  if (form.batched || !form.abType.isF32() || !form.cType.isF32())
+    return std::nullopt;
+  MLIRContext *context = product.getContext();
+  Value cRoot = mlir::kiln::rootOf(product.getDpsInitOperand(0)->get());
+  Value aRoot = mlir::kiln::rootOf(product.getDpsInputOperand(0)->get());
+  Value bRoot = mlir::kiln::rootOf(product.getDpsInputOperand(1)->get());
+  unsigned k = 0;
+  while (product.getIteratorTypesArray()[k] != utils::IteratorType::reduction)
+    ++k;
+  for (unsigned i = 0; i < 2; ++i) {
+    OpOperand *operand = product.getDpsInputOperand(i);
+    Value input = operand->get();
+    Value inputRoot = mlir::kiln::rootOf(input);
+    std::optional<unsigned> kDim =
+        product.getMatchingIndexingMap(operand).getResultPosition(
+            getAffineDimExpr(k, context));
+    if (!kDim || mlir::kiln::mayAlias(inputRoot, cRoot))
+      continue;
+    for (Operation *user : input.getUsers()) {
+      auto sum = dyn_cast<linalg::GenericOp>(user);
+      if (!sum || claimed.contains(sum) ||
+          sum->getBlock() != product->getBlock() ||
+          sum.getDpsInputOperand(0)->get() != input || summedDimOf(sum) != kDim)
+        continue;
+      // An f32 vector of m (A) or n (B) contiguous elements that exists
+      // where the product is, at an address the host knows.
+      Value gradient = sum.getDpsInitOperand(0)->get();
+      auto type = cast<MemRefType>(gradient.getType());
+      int64_t offset;
+      SmallVector<int64_t> strides;
+      if (type.getShape()[0] != (i == 0 ? form.m : form.n) ||
+          !type.getElementType().isF32() ||
+          failed(getStridesAndOffset(type, strides, offset)) ||
+          strides[0] != 1 || !mlir::kiln::definedBefore(gradient, product) ||
+          mlir::kiln::addressReadsMemory(gradient))
+        continue;
+      Value root = mlir::kiln::rootOf(gradient);
+      if (mlir::kiln::mayAlias(root, cRoot) ||
+          mlir::kiln::mayAlias(root, aRoot) ||
+          mlir::kiln::mayAlias(root, bRoot))
+        continue;
+      linalg::FillOp zeroFill = mlir::kiln::zeroFillBefore(sum, gradient);
+      if (!zeroFill)
+        continue;
+      // The call writes the gradient where the product is instead of the
+      // fill and the sum: nothing else from the first of the three to the
+      // last may touch it, and nothing between the sum and the product may
+      // change the input.
+      bool sumFirst = sum->isBeforeInBlock(product);
+      Operation *first = zeroFill->isBeforeInBlock(product)
+                             ? zeroFill.getOperation()
+                             : product.getOperation();
+      Operation *last = sumFirst ? product.getOperation() : sum.getOperation();
+      bool safe = true;
+      for (Operation *op = first->getNextNode(); safe && op != last;
+           op = op->getNextNode())
+        if (op != zeroFill.getOperation() && op != sum.getOperation() &&
+            op != product.getOperation())
+          safe = !mlir::kiln::mayAccess(op, root) &&
+                 !((sumFirst ? sum->isBeforeInBlock(op)
+                             : op->isBeforeInBlock(sum)) &&
+                   mlir::kiln::mayWrite(op, inputRoot));
+      if (!safe)
+        continue;
+      return BiasGradient{sum, zeroFill, gradient,
+                          i == 0 ? KILN_CUDA_MATMUL_BIAS_GRADIENT_A
+                                 : KILN_CUDA_MATMUL_BIAS_GRADIENT_B};
+    }
+  }
+  return std::nullopt;
+}
+
 namespace {
 struct KilnCudaLibraryMatmulPass
     : mlir::kiln::impl::KilnCudaLibraryMatmulBase<KilnCudaLibraryMatmulPass> {
@@ -179,8 +312,10 @@ struct KilnCudaLibraryMatmulPass
       linalg::FillOp zeroFill;
       std::optional<Narrowing> narrowing;
       std::optional<mlir::kiln::BiasAddition> bias;
+      std::optional<BiasGradient> biasGradient;
     };
     SmallVector<Product> products;
+    llvm::DenseSet<Operation *> claimedSums;
     module.walk([&](linalg::LinalgOp op) {
       if (op->getParentOfType<gpu::LaunchOp>())
         return;
@@ -202,12 +337,15 @@ struct KilnCudaLibraryMatmulPass
       linalg::FillOp zeroFill =
           mlir::kiln::zeroFillBefore(op, op.getDpsInitOperand(0)->get());
       std::optional<Narrowing> narrowing = narrowingOf(op, *form, zeroFill);
-      products.push_back(
-          {op, *form, zeroFill, narrowing,
-           narrowing ? std::optional<mlir::kiln::BiasAddition>()
-                     : form->batched
-                         ? std::optional<mlir::kiln::BiasAddition>()
-                         : mlir::kiln::biasAdditionAfter(op, *form, zeroFill)});
+      std::optional<mlir::kiln::BiasAddition> bias;
+      if (!narrowing && !form->batched)
+        bias = mlir::kiln::biasAdditionAfter(op, *form, zeroFill);
+      // cuBLASLt takes one epilogue vector: a bias or a bias gradient.
+      std::optional<BiasGradient> biasGradient;
+      if (!narrowing && !bias &&
+          (biasGradient = biasGradientOf(op, *form, claimedSums)))
+        claimedSums.insert(biasGradient->sum);
+      products.push_back({op, *form, zeroFill, narrowing, bias, biasGradient});
     });
     if (products.empty())
       return;
@@ -217,11 +355,12 @@ struct KilnCudaLibraryMatmulPass
     Type i64 = builder.getI64Type();
     Type pointer = LLVM::LLVMPointerType::get(context);
     // (flags, ab_dtype, c_dtype, batch, m, n, k, then the pointer, leading
-    // dimension and batch stride of A, B and C, then the bias).
-    auto type = builder.getFunctionType(
-        {i64, i64, i64, i64, i64, i64, i64, pointer, i64, i64, pointer, i64,
-         i64, pointer, i64, i64, pointer},
-        {});
+    // dimension and batch stride of A, B and C, then the bias and the bias
+    // gradient).
+    auto type = builder.getFunctionType({i64, i64, i64, i64, i64, i64, i64,
+                                         pointer, i64, i64, pointer, i64, i64,
+                                         pointer, i64, i64, pointer, pointer},
+                                        {});
     func::FuncOp routine = mlir::kiln::declareLibraryFunction(
         module, KILN_CUDA_MATMUL_FUNCTION, type);
     if (!routine)
@@ -229,7 +368,7 @@ struct KilnCudaLibraryMatmulPass
     // A, B and the bias are only read.
     mlir::kiln::markReadOnlyParameters(routine, {7, 10, 16});
 
-    for (auto &[op, form, zeroFill, narrowing, bias] : products) {
+    for (auto &[op, form, zeroFill, narrowing, bias, biasGradient] : products) {
       Location loc = op.getLoc();
       builder.setInsertionPoint(op);
       // C, or what a narrowing writes instead: the truncation's target, or
@@ -259,12 +398,13 @@ struct KilnCudaLibraryMatmulPass
         truncation->erase();
         form.cType = form.abType;
       }
-      int64_t flags = (form.transposeA ? KILN_CUDA_MATMUL_TRANSPOSE_A : 0) |
-                      (form.transposeB ? KILN_CUDA_MATMUL_TRANSPOSE_B : 0) |
-                      (overwrite ? 0 : KILN_CUDA_MATMUL_ACCUMULATE) |
-                      (tf32 && form.abType.isF32() ? KILN_CUDA_MATMUL_TF32
-                                                   : 0) |
-                      (bias ? KILN_CUDA_MATMUL_BIAS : 0);
+      int64_t flags =
+          (form.transposeA ? KILN_CUDA_MATMUL_TRANSPOSE_A : 0) |
+          (form.transposeB ? KILN_CUDA_MATMUL_TRANSPOSE_B : 0) |
+          (overwrite ? 0 : KILN_CUDA_MATMUL_ACCUMULATE) |
+          (tf32 && form.abType.isF32() ? KILN_CUDA_MATMUL_TF32 : 0) |
+          (bias ? KILN_CUDA_MATMUL_BIAS : 0) |
+          (biasGradient ? biasGradient->flag : 0);
       // A narrowed product's C goes with its allocation, fill and
       // deallocations, below.
       if (zeroFill && !narrowing)
@@ -291,14 +431,23 @@ struct KilnCudaLibraryMatmulPass
         operands.push_back(toI64(view.strides[form.leadingDims[i]]));
         operands.push_back(form.batched ? toI64(view.strides[0]) : unbatched);
       }
-      if (bias) {
+      Value null;
+      auto vectorAddress = [&](Value vector) -> Value {
+        if (!vector)
+          return null ? null
+                      : null = builder.create<LLVM::ZeroOp>(loc, pointer);
         mlir::kiln::BufferAddress view =
-            mlir::kiln::bufferAddressOf(builder, loc, bias->bias, 4);
-        operands.push_back(
-            builder.create<LLVM::IntToPtrOp>(loc, pointer, view.address));
+            mlir::kiln::bufferAddressOf(builder, loc, vector, 4);
+        return builder.create<LLVM::IntToPtrOp>(loc, pointer, view.address);
+      };
+      operands.push_back(vectorAddress(bias ? bias->bias : Value()));
+      operands.push_back(
+          vectorAddress(biasGradient ? biasGradient->gradient : Value()));
+      if (bias)
         bias->addition->erase();
-      } else {
-        operands.push_back(builder.create<LLVM::ZeroOp>(loc, pointer));
+      if (biasGradient) {
+        biasGradient->sum->erase();
+        biasGradient->zeroFill->erase();
       }
       builder.create<func::CallOp>(loc, routine, operands);
       op->erase();

@@ -22,7 +22,7 @@
 // CHECK-NEXT:      call @kiln_cuda_graph_call_end() : () -> ()
 // CHECK-NEXT:    }
 // CHECK-NEXT:    return
-func.func private @kiln_cuda_matmul(i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr)
+func.func private @kiln_cuda_matmul(i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, !llvm.ptr)
 func.func private @kiln_cuda_copy_constant(!llvm.ptr, !llvm.ptr, i64)
 func.func @kiln_impl_step(%x: memref<4xf32>, %y: memref<4xf32>) attributes {llvm.linkage = #llvm.linkage<internal>} {
   %c0 = arith.constant 0 : index
@@ -34,7 +34,7 @@ func.func @kiln_impl_step(%x: memref<4xf32>, %y: memref<4xf32>) attributes {llvm
   %arena, %ta = gpu.alloc async [%t0] () : memref<64xi8>
   %t = memref.view %arena[%c0][] : memref<64xi8> to memref<4xf32>
   %p = llvm.mlir.zero : !llvm.ptr
-  call @kiln_cuda_matmul(%c0_i64, %c0_i64, %c0_i64, %c0_i64, %c0_i64, %c0_i64, %c0_i64, %p, %c0_i64, %c0_i64, %p, %c0_i64, %c0_i64, %p, %c0_i64, %c0_i64, %p) : (i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr) -> ()
+  call @kiln_cuda_matmul(%c0_i64, %c0_i64, %c0_i64, %c0_i64, %c0_i64, %c0_i64, %c0_i64, %p, %c0_i64, %c0_i64, %p, %c0_i64, %c0_i64, %p, %c0_i64, %c0_i64, %p, %p) : (i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, !llvm.ptr) -> ()
   call @kiln_cuda_copy_constant(%p, %p, %c16_i64) : (!llvm.ptr, !llvm.ptr, i64) -> ()
   %t1 = gpu.wait async
   %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)

@@ -5,10 +5,11 @@
 // A product after a zero fill of C overwrites C: the fill is dropped and the
 // flags have no ACCUMULATE (4). The operands are (flags, ab_dtype, c_dtype,
 // batch, m, n, k) then pointer, leading dimension and batch stride of A, B
-// and C, then the bias (null without); f32 is dtype 0. Without a batch the
-// strides are 0. A, B and the bias are only read (`llvm.readonly`, which
-// lets kiln-cuda-resident-constants pass a constant in place), C is not.
-// CHECK-LABEL: func.func private @kiln_cuda_matmul(i64, i64, i64, i64, i64, i64, i64, !llvm.ptr {llvm.readonly}, i64, i64, !llvm.ptr {llvm.readonly}, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr {llvm.readonly})
+// and C, then the bias and the bias gradient (null without); f32 is dtype
+// 0. Without a batch the strides are 0. A, B and the bias are only read
+// (`llvm.readonly`, which lets kiln-cuda-resident-constants pass a constant
+// in place), C and the bias gradient are not.
+// CHECK-LABEL: func.func private @kiln_cuda_matmul(i64, i64, i64, i64, i64, i64, i64, !llvm.ptr {llvm.readonly}, i64, i64, !llvm.ptr {llvm.readonly}, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr {llvm.readonly}, !llvm.ptr)
 // CHECK-LABEL: func.func @overwrite
 // CHECK-NOT:     linalg.fill
 // CHECK:         %{{.+}}, %{{.+}}, %{{.+}}:2, %[[SA:.+]]:2 = memref.extract_strided_metadata %arg0
@@ -19,7 +20,7 @@
 // CHECK:         %[[C:.+]] = llvm.inttoptr
 // CHECK:         %[[LDC:.+]] = arith.index_cast
 // CHECK:         %[[NULL:.+]] = llvm.mlir.zero : !llvm.ptr
-// CHECK:         call @kiln_cuda_matmul(%c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c40_i64{{[_0-9]*}}, %c24_i64{{[_0-9]*}}, %c30_i64{{[_0-9]*}}, %[[A]], %[[LDA]], %c0_i64{{[_0-9]*}}, %[[B]], %[[LDB]], %c0_i64{{[_0-9]*}}, %[[C]], %[[LDC]], %c0_i64{{[_0-9]*}}, %[[NULL]])
+// CHECK:         call @kiln_cuda_matmul(%c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c40_i64{{[_0-9]*}}, %c24_i64{{[_0-9]*}}, %c30_i64{{[_0-9]*}}, %[[A]], %[[LDA]], %c0_i64{{[_0-9]*}}, %[[B]], %[[LDB]], %c0_i64{{[_0-9]*}}, %[[C]], %[[LDC]], %c0_i64{{[_0-9]*}}, %[[NULL]], %[[NULL]])
 // CHECK-NOT:     linalg.matmul
 // TF32-LABEL: func.func @overwrite
 // TF32:         call @kiln_cuda_matmul(%c8_i64{{[_0-9]*}}, %c0_i64
@@ -202,7 +203,8 @@ func.func @kept_wide(%a: memref<8x4xbf16>, %b: memref<4x2xbf16>, %out: memref<8x
 // CHECK-LABEL: func.func @bias_epilogue
 // CHECK:         %{{.+}}, %{{.+}}, %{{.+}}, %[[SBIAS:.+]] = memref.extract_strided_metadata %arg2
 // CHECK:         %[[BIAS:.+]] = llvm.inttoptr
-// CHECK:         call @kiln_cuda_matmul(%c16_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, {{.*}}, %[[BIAS]])
+// CHECK:         %[[NULL:.+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         call @kiln_cuda_matmul(%c16_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, {{.*}}, %[[BIAS]], %[[NULL]])
 // CHECK-NOT:     linalg.generic
 // CHECK:         linalg.fill
 // CHECK-NOT:     linalg.generic
@@ -373,6 +375,167 @@ func.func @rows_at_a_counter(%b: memref<8x4xf32>, %w: memref<4x16xf32>, %c: memr
     %offset = arith.muli %k, %c4 : index
     %rows = memref.reinterpret_cast %b to offset: [%offset], sizes: [3, 4], strides: [4, 1] : memref<8x4xf32> to memref<3x4xf32, strided<[4, 1], offset: ?>>
     linalg.matmul ins(%rows, %w : memref<3x4xf32, strided<[4, 1], offset: ?>>, memref<4x16xf32>) outs(%c : memref<3x16xf32>)
+  }
+  return
+}
+
+// -----
+
+// A dense layer's bias gradient beside its weight gradient: the sum of dY
+// over its rows (the batch) is B's sum over k in dW = X^T dY (flags
+// 1 | 64: A transposed, BIAS_GRADIENT_B) and A's in dW^T = dY^T X (flags
+// 1 | 32, BIAS_GRADIENT_A), before the product or after it (two layers,
+// dY and dY2). The call
+// writes the gradient (its address last, after a null bias), and the sum
+// and its zero fill go; a fill of another buffer between them stays.
+// CHECK-LABEL: func.func @bias_gradients
+// CHECK-SAME:  (%{{[^:]+}}: memref<16x8xf32>, %{{[^:]+}}: memref<16x6xf32>, %[[DB:[^:]+]]: memref<6xf32>, %{{[^:]+}}: memref<8x6xf32>, %{{[^:]+}}: memref<16x6xf32>, %[[DB2:[^:]+]]: memref<6xf32>, %{{[^:]+}}: memref<6x8xf32>, %[[OTHER:[^:]+]]: memref<3xf32>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         linalg.fill ins(%{{.+}} : f32) outs(%[[OTHER]] : memref<3xf32>)
+// CHECK-NOT:     linalg
+// CHECK:         %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} = memref.extract_strided_metadata %[[DB]]
+// CHECK:         %[[G:.+]] = llvm.inttoptr
+// CHECK:         call @kiln_cuda_matmul(%c65_i64{{[_0-9]*}}, {{.*}}, %[[G]])
+// CHECK:         %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} = memref.extract_strided_metadata %[[DB2]]
+// CHECK:         %[[G2:.+]] = llvm.inttoptr
+// CHECK:         call @kiln_cuda_matmul(%c33_i64{{[_0-9]*}}, {{.*}}, %[[G2]])
+// CHECK-NOT:     linalg
+// CHECK:         return
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#cols = affine_map<(d0, d1) -> (d1)>
+#xt = affine_map<(d0, d1, d2) -> (d2, d0)>
+#dy = affine_map<(d0, d1, d2) -> (d2, d1)>
+#dw = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @bias_gradients(%x: memref<16x8xf32>, %dy: memref<16x6xf32>, %db: memref<6xf32>, %dw: memref<8x6xf32>,
+                          %dy2: memref<16x6xf32>, %db2: memref<6xf32>, %dwt: memref<6x8xf32>, %other: memref<3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%db : memref<6xf32>)
+  linalg.generic {indexing_maps = [#rows, #cols], iterator_types = ["reduction", "parallel"]}
+      ins(%dy : memref<16x6xf32>) outs(%db : memref<6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%other : memref<3xf32>)
+  linalg.fill ins(%zero : f32) outs(%dw : memref<8x6xf32>)
+  linalg.generic {indexing_maps = [#xt, #dy, #dw], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %dy : memref<16x8xf32>, memref<16x6xf32>) outs(%dw : memref<8x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%dwt : memref<6x8xf32>)
+  linalg.generic {indexing_maps = [#xt, #dy, #dw], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%dy2, %x : memref<16x6xf32>, memref<16x8xf32>) outs(%dwt : memref<6x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%db2 : memref<6xf32>)
+  linalg.generic {indexing_maps = [#rows, #cols], iterator_types = ["reduction", "parallel"]}
+      ins(%dy2 : memref<16x6xf32>) outs(%db2 : memref<6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Sums the products cannot compute, each kept with its fill and every
+// product plain (flags 1, null gradient): a sum over the other dim (dY's
+// row sums, over n); a sum that accumulates (no zero fill); the gradient
+// read between the sum and the product; dY written between the product
+// and the sum; a product into f32 of bf16 operands. Each sum goes to its
+// own buffer, and all five stay.
+// CHECK-LABEL: func.func @not_bias_gradients
+// CHECK-COUNT-3: iterator_types = ["{{reduction|parallel}}", "{{reduction|parallel}}"]
+// CHECK-COUNT-2: call @kiln_cuda_matmul(%c1_i64{{[_0-9]*}}, {{.*}}, %[[NULL:[^,]+]], %[[NULL]])
+// CHECK:         iterator_types = ["reduction", "parallel"]
+// CHECK:         call @kiln_cuda_matmul(%c1_i64{{[_0-9]*}}, {{.*}}, %[[NULL:[^,]+]], %[[NULL]])
+// CHECK:         iterator_types = ["reduction", "parallel"]
+// CHECK-NOT:     call
+// CHECK:         return
+#rows2 = affine_map<(d0, d1) -> (d0, d1)>
+#cols2 = affine_map<(d0, d1) -> (d1)>
+#first2 = affine_map<(d0, d1) -> (d0)>
+#xt2 = affine_map<(d0, d1, d2) -> (d2, d0)>
+#dy2 = affine_map<(d0, d1, d2) -> (d2, d1)>
+#dw2 = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @not_bias_gradients(%x: memref<16x8xf32>, %dy: memref<16x6xf32>, %dw: memref<8x6xf32>,
+                              %s1: memref<16xf32>, %s2: memref<6xf32>, %s3: memref<6xf32>, %s4: memref<6xf32>,
+                              %read: memref<6xf32>, %xh: memref<16x8xbf16>, %dyh: memref<16x6xbf16>, %s5: memref<6xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %zeroh = arith.constant 0.0 : bf16
+  // Over n.
+  linalg.fill ins(%zero : f32) outs(%s1 : memref<16xf32>)
+  linalg.generic {indexing_maps = [#rows2, #first2], iterator_types = ["parallel", "reduction"]}
+      ins(%dy : memref<16x6xf32>) outs(%s1 : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  // Accumulating.
+  linalg.generic {indexing_maps = [#rows2, #cols2], iterator_types = ["reduction", "parallel"]}
+      ins(%dy : memref<16x6xf32>) outs(%s2 : memref<6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  // Read before the product.
+  linalg.fill ins(%zero : f32) outs(%s3 : memref<6xf32>)
+  linalg.generic {indexing_maps = [#rows2, #cols2], iterator_types = ["reduction", "parallel"]}
+      ins(%dy : memref<16x6xf32>) outs(%s3 : memref<6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %s3, %read : memref<6xf32> to memref<6xf32>
+  linalg.fill ins(%zero : f32) outs(%dw : memref<8x6xf32>)
+  linalg.generic {indexing_maps = [#xt2, #dy2, #dw2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %dy : memref<16x8xf32>, memref<16x6xf32>) outs(%dw : memref<8x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  // dY written between the product and the sum.
+  linalg.fill ins(%zero : f32) outs(%dw : memref<8x6xf32>)
+  linalg.generic {indexing_maps = [#xt2, #dy2, #dw2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %dy : memref<16x8xf32>, memref<16x6xf32>) outs(%dw : memref<8x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%dy : memref<16x6xf32>)
+  linalg.fill ins(%zero : f32) outs(%s4 : memref<6xf32>)
+  linalg.generic {indexing_maps = [#rows2, #cols2], iterator_types = ["reduction", "parallel"]}
+      ins(%dy : memref<16x6xf32>) outs(%s4 : memref<6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  // bf16 operands.
+  linalg.fill ins(%zero : f32) outs(%dw : memref<8x6xf32>)
+  linalg.generic {indexing_maps = [#xt2, #dy2, #dw2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xh, %dyh : memref<16x8xbf16>, memref<16x6xbf16>) outs(%dw : memref<8x6xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %out: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %be = arith.extf %b : bf16 to f32
+    %p = arith.mulf %ae, %be : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zeroh : bf16) outs(%s5 : memref<6xbf16>)
+  linalg.generic {indexing_maps = [#rows2, #cols2], iterator_types = ["reduction", "parallel"]}
+      ins(%dyh : memref<16x6xbf16>) outs(%s5 : memref<6xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    %s = arith.addf %out, %in : bf16
+    linalg.yield %s : bf16
   }
   return
 }

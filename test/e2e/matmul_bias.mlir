@@ -9,11 +9,11 @@
 // RUN: kiln-compile %s --target=cuda --emit=llvm -o - | FileCheck %s
 
 // The dense layer and the one with a transposed weight (flag 2) pass their
-// bias to the product (flag 16, the bias pointer last); the others do not,
-// in the functions' order.
-// CHECK: call void @kiln_cuda_matmul(i64 16, {{.*}}, ptr %{{[0-9]+}})
-// CHECK: call void @kiln_cuda_matmul(i64 18, {{.*}}, ptr %{{[0-9]+}})
-// CHECK-COUNT-3: call void @kiln_cuda_matmul(i64 0, {{.*}}, ptr null)
+// bias to the product (flag 16, the bias pointer second to last, before a
+// null bias gradient); the others do not, in the functions' order.
+// CHECK: call void @kiln_cuda_matmul(i64 16, {{.*}}, ptr %{{[0-9]+}}, ptr null)
+// CHECK: call void @kiln_cuda_matmul(i64 18, {{.*}}, ptr %{{[0-9]+}}, ptr null)
+// CHECK-COUNT-3: call void @kiln_cuda_matmul(i64 0, {{.*}}, ptr null, ptr null)
 // CHECK-NOT: call void @kiln_cuda_matmul(
 
 func.func @dense(%x: tensor<33x40xf32>, %w: tensor<40x24xf32>, %b: tensor<24xf32>) -> tensor<33x24xf32> {

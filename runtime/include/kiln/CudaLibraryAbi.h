@@ -15,6 +15,13 @@
 |*   then, with ..._BIAS, bias[j] added to every column j of C[b] (bias:    *|
 |*   n elements of C's type, C f32): cuBLASLt's bias epilogue, so that the  *|
 |*   product writes C once, rounded once.                                    *|
+|*   With ..._BIAS_GRADIENT_A (batch 1, C f32, no bias flag), the call     *|
+|*   also writes bias_gradient[i] = the sum over l of op(A)[i, l] for      *|
+|*   i < m, and with ..._BIAS_GRADIENT_B bias_gradient[j] = the sum over l *|
+|*   of op(B)[l, j] for j < n (C's type): cuBLASLt's bias-gradient          *|
+|*   epilogues, which sum an operand of a dense layer's weight gradient     *|
+|*   (dY) while the product reads it. bias is NULL without ..._BIAS, and    *|
+|*   bias_gradient NULL without a gradient flag; at most one gradient flag. *|
 |*   in row-major terms: C[b] is m x n with rows ldc elements apart, op(A)  *|
 |*   is m x k (A stored m x k with rows lda apart, or with                  *|
 |*   ..._TRANSPOSE_A stored k x m), op(B) is k x n (B stored k x n, or n x k *|
@@ -68,17 +75,17 @@ enum {
   KILN_CUDA_MATMUL_ACCUMULATE = 4,
   KILN_CUDA_MATMUL_TF32 = 8,
   KILN_CUDA_MATMUL_BIAS = 16,
+  KILN_CUDA_MATMUL_BIAS_GRADIENT_A = 32,
+  KILN_CUDA_MATMUL_BIAS_GRADIENT_B = 64,
   /* Every flag bit defined; the runtime refuses others. */
-  KILN_CUDA_MATMUL_FLAGS = 31
+  KILN_CUDA_MATMUL_FLAGS = 127
 };
 
-typedef void (*kiln_cuda_matmul_fn)(int64_t flags, int64_t ab_dtype,
-                                    int64_t c_dtype, int64_t batch, int64_t m,
-                                    int64_t n, int64_t k, const void *a,
-                                    int64_t lda, int64_t stride_a,
-                                    const void *b, int64_t ldb,
-                                    int64_t stride_b, void *c, int64_t ldc,
-                                    int64_t stride_c, const void *bias);
+typedef void (*kiln_cuda_matmul_fn)(
+    int64_t flags, int64_t ab_dtype, int64_t c_dtype, int64_t batch, int64_t m,
+    int64_t n, int64_t k, const void *a, int64_t lda, int64_t stride_a,
+    const void *b, int64_t ldb, int64_t stride_b, void *c, int64_t ldc,
+    int64_t stride_c, const void *bias, void *bias_gradient);
 
 #define KILN_CUDA_CONV_FUNCTION "kiln_cuda_conv"
 

@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define KILN_BLAS_PLUGIN_VERSION 2
+#define KILN_BLAS_PLUGIN_VERSION 3
 
 /* The symbol a plug-in exports: const kiln_blas_plugin_t *ENTRY(void). */
 #define KILN_BLAS_PLUGIN_ENTRY "kiln_blas_plugin"
@@ -43,6 +43,9 @@ typedef struct kiln_matmul_problem_t {
   int64_t ldc, stride_c;
   /* n elements of C's type with KILN_CUDA_MATMUL_BIAS, else NULL. */
   const void *bias;
+  /* m elements of C's type with KILN_CUDA_MATMUL_BIAS_GRADIENT_A, n with
+   * KILN_CUDA_MATMUL_BIAS_GRADIENT_B, else NULL. */
+  void *bias_gradient;
 } kiln_matmul_problem_t;
 
 typedef struct kiln_blas_plugin_t {

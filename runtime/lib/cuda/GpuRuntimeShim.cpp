@@ -62,9 +62,9 @@ void kilnCudaMatmul(int64_t flags, int64_t abDtype, int64_t cDtype,
                     int64_t batch, int64_t m, int64_t n, int64_t k,
                     const void *a, int64_t lda, int64_t strideA, const void *b,
                     int64_t ldb, int64_t strideB, void *c, int64_t ldc,
-                    int64_t strideC, const void *bias) {
+                    int64_t strideC, const void *bias, void *biasGradient) {
   device().matmul({flags, abDtype, cDtype, batch, m, n, k, a, lda, strideA, b,
-                   ldb, strideB, c, ldc, strideC, bias});
+                   ldb, strideB, c, ldc, strideC, bias, biasGradient});
 }
 static_assert(std::is_same_v<decltype(&kilnCudaMatmul), kiln_cuda_matmul_fn>,
               "kiln_cuda_matmul's signature is kiln/CudaLibraryAbi.h's");

@@ -555,6 +555,14 @@ kiln::format::ModuleContents cudaModuleContents() {
                   {"bias", kiln::format::DType::F32, {2}}};
   dense.outputs = {{"c", kiln::format::DType::F32, {2, 2}}};
   contents.functions.push_back(dense);
+  kiln::format::FunctionSignature denseGradient;
+  denseGradient.name = "dense_gradient";
+  denseGradient.entrySymbol = "kiln_entry_dense_gradient";
+  denseGradient.inputs = {{"x", kiln::format::DType::F32, {2, 3}},
+                          {"dy", kiln::format::DType::F32, {2, 2}}};
+  denseGradient.outputs = {{"dw", kiln::format::DType::F32, {3, 2}},
+                           {"db", kiln::format::DType::F32, {2}}};
+  contents.functions.push_back(denseGradient);
   kiln::format::FunctionSignature convolve;
   convolve.name = "convolve";
   convolve.entrySymbol = "kiln_entry_convolve";
@@ -669,6 +677,22 @@ const kiln_blas_plugin_t fakeBlasTable = {
             if (p.flags & KILN_CUDA_MATMUL_BIAS)
               sum += static_cast<const float *>(p.bias)[j];
             c[i * p.ldc + j] = sum;
+          }
+        // The bias gradients: op(A)'s row sums, op(B)'s column sums.
+        float *gradient = static_cast<float *>(p.bias_gradient);
+        if (p.flags & KILN_CUDA_MATMUL_BIAS_GRADIENT_A)
+          for (int64_t i = 0; i < p.m; ++i) {
+            gradient[i] = 0;
+            for (int64_t l = 0; l < p.k; ++l)
+              gradient[i] += elementOf(
+                  a, p.lda, p.flags & KILN_CUDA_MATMUL_TRANSPOSE_A, i, l);
+          }
+        if (p.flags & KILN_CUDA_MATMUL_BIAS_GRADIENT_B)
+          for (int64_t j = 0; j < p.n; ++j) {
+            gradient[j] = 0;
+            for (int64_t l = 0; l < p.k; ++l)
+              gradient[j] += elementOf(
+                  b, p.ldb, p.flags & KILN_CUDA_MATMUL_TRANSPOSE_B, l, j);
           }
       });
       return 0;
@@ -1003,6 +1027,39 @@ TEST_F(FakeCudaTest, AProductsEpilogueReachesThePluginWithItsBias) {
   EXPECT_NE(blas.problems[0].bias, nullptr);
   EXPECT_TRUE(state.live.count(
       reinterpret_cast<CUdeviceptr>(blas.problems[0].bias)));
+  EXPECT_EQ(blas.problems[0].bias_gradient, nullptr);
+}
+
+TEST_F(FakeCudaTest, ABiasGradientIsWrittenByThePluginsProduct) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  const kiln_function_t *gradient = nullptr;
+  ASSERT_TRUE(take(kiln_module_function_lookup(module.get(), "dense_gradient",
+                                               &gradient))
+                  .ok());
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  TensorPtr dy =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2, 2}, {1, -1, 2, 10});
+  kiln_tensor_t *inputs[] = {x.get(), dy.get()};
+  kiln_tensor_t *outputs[2] = {nullptr, nullptr};
+  kiln::test::Outcome call =
+      take(kiln_function_call(gradient, inputs, 2, outputs, 2));
+  ASSERT_TRUE(call.ok()) << call.message;
+  TensorPtr dw(outputs[0]), db(outputs[1]);
+  // x^T dy = [[9, 39], [12, 48], [15, 57]]; dy's column sums [3, 9].
+  const float *w = static_cast<const float *>(kiln_tensor_data(dw.get()));
+  EXPECT_EQ(std::vector<float>(w, w + 6),
+            (std::vector<float>{9, 39, 12, 48, 15, 57}));
+  const float *b = static_cast<const float *>(kiln_tensor_data(db.get()));
+  EXPECT_EQ(std::vector<float>(b, b + 2), (std::vector<float>{3, 9}));
+  ASSERT_EQ(blas.problems.size(), 1u);
+  EXPECT_EQ(blas.problems[0].flags,
+            KILN_CUDA_MATMUL_BIAS_GRADIENT_B | KILN_CUDA_MATMUL_TRANSPOSE_A);
+  EXPECT_EQ(blas.problems[0].bias, nullptr);
+  // The gradient is written into the call's device buffer for db.
+  EXPECT_TRUE(state.live.count(
+      reinterpret_cast<CUdeviceptr>(blas.problems[0].bias_gradient)));
 }
 
 /// Calls `name` (convolve by default) on x = [1 .. 16, -1 .. -16] (two

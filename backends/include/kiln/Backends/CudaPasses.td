@@ -274,7 +274,12 @@ def KilnCudaLibraryMatmul
     address depends on a value the host loads from memory (a dynamic
     slice's row index, a kiln.select's pick) is copied into a fresh buffer
     first (a linalg.copy, whose kernel reads that value), and the product
-    reads the copy.
+    reads the copy. Epilogues: an f32 bias added in place to an f32
+    product's result along its columns (KILN_CUDA_MATMUL_BIAS), or the sum
+    of an f32 product's A or B over k into a zero-filled f32 vector in the
+    product's block (a dense layer's bias gradient,
+    KILN_CUDA_MATMUL_BIAS_GRADIENT_A/_B), is computed by the call and its
+    kernel goes.
   }];
   let options = [
     Option<"tf32", "tf32", "bool", "false",

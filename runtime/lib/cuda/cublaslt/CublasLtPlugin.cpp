@@ -68,6 +68,29 @@ bool dataTypeOf(int64_t code, cudaDataType_t &type) {
   }
 }
 
+/// The bias flags of KILN_CUDA_MATMUL_FLAGS.
+constexpr int64_t biasFlags = KILN_CUDA_MATMUL_BIAS |
+                              KILN_CUDA_MATMUL_BIAS_GRADIENT_A |
+                              KILN_CUDA_MATMUL_BIAS_GRADIENT_B;
+
+/// cuBLASLt's epilogue for a product's bias flag (at most one), with
+/// cuBLASLt's operands in the order of the file header.
+cublasLtEpilogue_t epilogueOf(int64_t flags) {
+  if (flags & KILN_CUDA_MATMUL_BIAS)
+    return CUBLASLT_EPILOGUE_BIAS;
+  if (flags & KILN_CUDA_MATMUL_BIAS_GRADIENT_A)
+    return CUBLASLT_EPILOGUE_BGRADB;
+  if (flags & KILN_CUDA_MATMUL_BIAS_GRADIENT_B)
+    return CUBLASLT_EPILOGUE_BGRADA;
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+/// The vector cuBLASLt's epilogue reads (the bias) or writes (a bias
+/// gradient), or null.
+const void *epilogueVectorOf(const kiln_matmul_problem_t &p) {
+  return p.bias ? p.bias : p.bias_gradient;
+}
+
 /// A problem without its pointers, plus their alignments.
 using ShapeKey =
     std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
@@ -75,10 +98,10 @@ using ShapeKey =
                uint32_t, uint32_t, uint32_t>;
 
 ShapeKey keyOf(const kiln_matmul_problem_t &p) {
-  return ShapeKey(p.flags, p.ab_dtype, p.c_dtype, p.batch, p.m, p.n, p.k,
-                  p.lda, p.stride_a, p.ldb, p.stride_b, p.ldc, p.stride_c,
+  return ShapeKey(p.flags, p.ab_dtype, p.c_dtype, p.batch, p.m, p.n, p.k, p.lda,
+                  p.stride_a, p.ldb, p.stride_b, p.ldc, p.stride_c,
                   alignmentOf(p.a), alignmentOf(p.b), alignmentOf(p.c),
-                  p.bias ? alignmentOf(p.bias) : 0);
+                  epilogueVectorOf(p) ? alignmentOf(epilogueVectorOf(p)) : 0);
 }
 
 /// The descriptors and the chosen kernel of one shape.
@@ -175,10 +198,11 @@ int makePlan(Handle &handle, const kiln_matmul_problem_t &p,
   cublasOperation_t secondOp = transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
   // The epilogue: cuBLASLt's bias is a vector over the rows of its
   // column-major D, which are the columns of kiln's row-major C (n of
-  // them), as KILN_CUDA_MATMUL_BIAS defines it.
-  bool bias = p.flags & KILN_CUDA_MATMUL_BIAS;
-  cublasLtEpilogue_t epilogue =
-      bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  // them), as KILN_CUDA_MATMUL_BIAS defines it. Its bias gradients sum its
+  // first operand (kiln's B) over k into n elements (BGRADA) or its second
+  // (kiln's A) into m (BGRADB).
+  cublasLtEpilogue_t epilogue = epilogueOf(p.flags);
+  bool bias = epilogue != CUBLASLT_EPILOGUE_DEFAULT;
   if ((status = cublasLtMatmulDescSetAttribute(
            plan.operation, CUBLASLT_MATMUL_DESC_TRANSA, &firstOp,
            sizeof(firstOp))) != CUBLAS_STATUS_SUCCESS ||
@@ -191,13 +215,15 @@ int makePlan(Handle &handle, const kiln_matmul_problem_t &p,
     return failStatus(error, errorSize, "cublasLtMatmulDescSetAttribute",
                       status);
   if (bias) {
-    // The bias has C's type; the heuristic needs a pointer to choose.
+    // The bias (or its gradient) has C's type; the heuristic needs a
+    // pointer to choose.
+    const void *vector = epilogueVectorOf(p);
     if ((status = cublasLtMatmulDescSetAttribute(
              plan.operation, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &cType,
              sizeof(cType))) != CUBLAS_STATUS_SUCCESS ||
         (status = cublasLtMatmulDescSetAttribute(
-             plan.operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias,
-             sizeof(p.bias))) != CUBLAS_STATUS_SUCCESS)
+             plan.operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vector,
+             sizeof(vector))) != CUBLAS_STATUS_SUCCESS)
       return failStatus(error, errorSize, "cublasLtMatmulDescSetAttribute",
                         status);
   }
@@ -247,16 +273,20 @@ int makePlan(Handle &handle, const kiln_matmul_problem_t &p,
       handle.library, plan.operation, plan.first, plan.second, plan.result,
       plan.result, preference, 1, &found, &count);
   if (status != CUBLAS_STATUS_SUCCESS || count == 0)
-    return fail(error, errorSize,
-                "cuBLASLt has no kernel for a product of %lld x (%lld x %lld "
-                "by %lld x %lld)%s%s, element types %lld -> %lld: %s",
-                (long long)p.batch, (long long)p.m, (long long)p.k,
-                (long long)p.k, (long long)p.n, transposeA ? ", A transposed" : "",
-                transposeB ? ", B transposed" : "", (long long)p.ab_dtype,
-                (long long)p.c_dtype,
-                status == CUBLAS_STATUS_SUCCESS
-                    ? "its heuristic returned none"
-                    : cublasLtGetStatusString(status));
+    return fail(
+        error, errorSize,
+        "cuBLASLt has no kernel for a product of %lld x (%lld x %lld "
+        "by %lld x %lld)%s%s%s, element types %lld -> %lld: %s",
+        (long long)p.batch, (long long)p.m, (long long)p.k, (long long)p.k,
+        (long long)p.n, transposeA ? ", A transposed" : "",
+        transposeB ? ", B transposed" : "",
+        epilogue == CUBLASLT_EPILOGUE_BIAS     ? ", with a bias"
+        : epilogue == CUBLASLT_EPILOGUE_BGRADB ? ", with A's bias gradient"
+        : epilogue == CUBLASLT_EPILOGUE_BGRADA ? ", with B's bias gradient"
+                                               : "",
+        (long long)p.ab_dtype, (long long)p.c_dtype,
+        status == CUBLAS_STATUS_SUCCESS ? "its heuristic returned none"
+                                        : cublasLtGetStatusString(status));
   plan.algorithm = found.algo;
   plan.workspaceBytes = found.workspaceSize;
   return 0;
@@ -284,11 +314,26 @@ int matmul(void *opaque, const kiln_matmul_problem_t *p, void *stream,
   if (p->flags & ~int64_t(KILN_CUDA_MATMUL_FLAGS))
     return fail(error, errorSize, "cuBLASLt: unknown product flags %#llx",
                 (unsigned long long)p->flags);
-  if (bool(p->flags & KILN_CUDA_MATMUL_BIAS) != (p->bias != nullptr))
+  int64_t bias = p->flags & biasFlags;
+  int64_t gradient = bias & ~int64_t(KILN_CUDA_MATMUL_BIAS);
+  if ((bias & (bias - 1)) != 0)
     return fail(error, errorSize,
-                "cuBLASLt: a product has a bias pointer exactly when it has "
-                "the bias flag (flags %#llx)",
+                "cuBLASLt: a product has at most one of the bias and bias "
+                "gradient flags (flags %#llx)",
                 (unsigned long long)p->flags);
+  if (bool(p->flags & KILN_CUDA_MATMUL_BIAS) != (p->bias != nullptr) ||
+      (gradient != 0) != (p->bias_gradient != nullptr))
+    return fail(error, errorSize,
+                "cuBLASLt: a product has a bias (bias gradient) pointer "
+                "exactly when it has the bias (a bias gradient) flag (flags "
+                "%#llx)",
+                (unsigned long long)p->flags);
+  if (gradient && (p->batch != 1 || static_cast<kiln::ElementType>(
+                                        p->c_dtype) != kiln::ElementType::F32))
+    return fail(error, errorSize,
+                "cuBLASLt: a bias gradient is of one product with an f32 "
+                "result, not a batch of %lld with element type %lld",
+                (long long)p->batch, (long long)p->c_dtype);
   ShapeKey key = keyOf(*p);
   auto found = handle.plans.find(key);
   if (found == handle.plans.end()) {
@@ -301,12 +346,13 @@ int matmul(void *opaque, const kiln_matmul_problem_t *p, void *stream,
     found = handle.plans.emplace(key, std::move(plan)).first;
   }
   Plan &plan = *found->second;
-  // The plan is per shape; the bias is this call's (calls on a device are
-  // serialized, so setting it here cannot race another product).
-  if (p->bias) {
+  // The plan is per shape; the bias (or its gradient) is this call's (calls
+  // on a device are serialized, so setting it here cannot race another
+  // product).
+  if (const void *vector = epilogueVectorOf(*p)) {
     cublasStatus_t set = cublasLtMatmulDescSetAttribute(
-        plan.operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p->bias,
-        sizeof(p->bias));
+        plan.operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vector,
+        sizeof(vector));
     if (set != CUBLAS_STATUS_SUCCESS)
       return failStatus(error, errorSize, "cublasLtMatmulDescSetAttribute",
                         set);
