@@ -221,7 +221,10 @@ static std::optional<unsigned> summedDimOf(linalg::GenericOp sum) {
 /// its result, if there is one that no other product has `claimed`. Only
 /// for a single f32 product into f32: cuBLASLt's bias-gradient epilogues
 /// are of one product, and the call sums in f32 as the sum does (in
-/// another order, as the product's own sums are).
+/// another order, as the product's own sums are). Its kernels sum A only
+/// when they read it transposed and B only when they do not (BGRADB and
+/// BGRADA on its operands, which are kiln's swapped), so only an operand
+/// stored with k along its rows qualifies.
 static std::optional<BiasGradient>
 biasGradientOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
                const llvm::DenseSet<Operation *> &claimed) {
@@ -235,6 +238,10 @@ biasGradientOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
   while (product.getIteratorTypesArray()[k] != utils::IteratorType::reduction)
     ++k;
   for (unsigned i = 0; i < 2; ++i) {
+    // cuBLASLt sums an operand only stored with k along its rows: A
+    // transposed ([k, m]), B not ([k, n]), as a dense layer's dY is.
+    if (i == 0 ? !form.transposeA : form.transposeB)
+      continue;
     OpOperand *operand = product.getDpsInputOperand(i);
     Value input = operand->get();
     Value inputRoot = mlir::kiln::rootOf(input);

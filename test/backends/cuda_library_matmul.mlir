@@ -539,3 +539,39 @@ func.func @not_bias_gradients(%x: memref<16x8xf32>, %dy: memref<16x6xf32>, %dw: 
   }
   return
 }
+
+// -----
+
+// Sums over k of an operand stored with k along its columns (A's row sums
+// in A B, B's in A B^T), which cuBLASLt's kernels do not compute: the
+// products stay plain (flags 0 and 2) and both sums stay.
+// CHECK-LABEL: func.func @gradients_along_columns
+// CHECK:         call @kiln_cuda_matmul(%c0_i64{{[_0-9]*}}, {{.*}}, %[[NULL:[^,]+]], %[[NULL]])
+// CHECK:         iterator_types = ["parallel", "reduction"]
+// CHECK:         call @kiln_cuda_matmul(%c2_i64{{[_0-9]*}}, {{.*}}, %[[NULL2:[^,]+]], %[[NULL2]])
+// CHECK:         iterator_types = ["parallel", "reduction"]
+#rows3 = affine_map<(d0, d1) -> (d0, d1)>
+#first3 = affine_map<(d0, d1) -> (d0)>
+func.func @gradients_along_columns(%a: memref<16x6xf32>, %b: memref<6x8xf32>, %c: memref<16x8xf32>, %sa: memref<16xf32>,
+                                   %bt: memref<8x6xf32>, %sb: memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x8xf32>)
+  linalg.matmul ins(%a, %b : memref<16x6xf32>, memref<6x8xf32>) outs(%c : memref<16x8xf32>)
+  linalg.fill ins(%zero : f32) outs(%sa : memref<16xf32>)
+  linalg.generic {indexing_maps = [#rows3, #first3], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<16x6xf32>) outs(%sa : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x8xf32>)
+  linalg.matmul_transpose_b ins(%a, %bt : memref<16x6xf32>, memref<8x6xf32>) outs(%c : memref<16x8xf32>)
+  linalg.fill ins(%zero : f32) outs(%sb : memref<8xf32>)
+  linalg.generic {indexing_maps = [#rows3, #first3], iterator_types = ["parallel", "reduction"]}
+      ins(%bt : memref<8x6xf32>) outs(%sb : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  return
+}

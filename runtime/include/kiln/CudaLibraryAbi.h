@@ -20,8 +20,11 @@
 |*   i < m, and with ..._BIAS_GRADIENT_B bias_gradient[j] = the sum over l *|
 |*   of op(B)[l, j] for j < n (C's type): cuBLASLt's bias-gradient          *|
 |*   epilogues, which sum an operand of a dense layer's weight gradient     *|
-|*   (dY) while the product reads it. bias is NULL without ..._BIAS, and    *|
-|*   bias_gradient NULL without a gradient flag; at most one gradient flag. *|
+|*   (dY) while the product reads it; ..._BIAS_GRADIENT_A only with        *|
+|*   ..._TRANSPOSE_A and ..._BIAS_GRADIENT_B only without ..._TRANSPOSE_B   *|
+|*   (the operand stored with k along its rows, which cuBLASLt's kernels    *|
+|*   require). bias is NULL without ..._BIAS, and bias_gradient NULL        *|
+|*   without a gradient flag; at most one gradient flag.                    *|
 |*   in row-major terms: C[b] is m x n with rows ldc elements apart, op(A)  *|
 |*   is m x k (A stored m x k with rows lda apart, or with                  *|
 |*   ..._TRANSPOSE_A stored k x m), op(B) is k x n (B stored k x n, or n x k *|

@@ -328,6 +328,14 @@ int matmul(void *opaque, const kiln_matmul_problem_t *p, void *stream,
                 "exactly when it has the bias (a bias gradient) flag (flags "
                 "%#llx)",
                 (unsigned long long)p->flags);
+  if (gradient == KILN_CUDA_MATMUL_BIAS_GRADIENT_A
+          ? !(p->flags & KILN_CUDA_MATMUL_TRANSPOSE_A)
+          : gradient == KILN_CUDA_MATMUL_BIAS_GRADIENT_B &&
+                (p->flags & KILN_CUDA_MATMUL_TRANSPOSE_B))
+    return fail(error, errorSize,
+                "cuBLASLt: a bias gradient sums an operand stored with k "
+                "along its rows (A transposed, B not), not flags %#llx",
+                (unsigned long long)p->flags);
   if (gradient && (p->batch != 1 || static_cast<kiln::ElementType>(
                                         p->c_dtype) != kiln::ElementType::F32))
     return fail(error, errorSize,
