@@ -58,7 +58,8 @@ typedef struct kiln_blas_plugin_t {
   /* Queues `problem` on `stream` (a CUstream); `workspace` is
    * `workspace_bytes` of device memory the product may use, which no other
    * work touches while the stream runs it. Problems of the same shape reuse
-   * the plug-in's cached choice of kernel. */
+   * the plug-in's cached choice of kernel. The runtime has checked the
+   * flags against the ABI and the epilogue's pointers against the flags. */
   int (*matmul)(void *handle, const kiln_matmul_problem_t *problem,
                 void *stream, void *workspace, size_t workspace_bytes,
                 char *error, size_t error_size);

@@ -9,6 +9,7 @@
 #include "kiln/CudaLibraryAbi.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -662,9 +663,44 @@ template <typename Table> void CudaDevice::close(Library<Table> &library) {
     driver->memFree(library.workspace);
 }
 
+/// Why the plug-in could misread `p` (kiln/CudaLibraryAbi.h), or null.
+static const char *malformedProduct(const kiln_matmul_problem_t &p) {
+  if (p.flags & ~int64_t(KILN_CUDA_MATMUL_FLAGS))
+    return "unknown flags";
+  bool bias = p.flags & KILN_CUDA_MATMUL_BIAS;
+  bool gradientA = p.flags & KILN_CUDA_MATMUL_BIAS_GRADIENT_A;
+  bool gradientB = p.flags & KILN_CUDA_MATMUL_BIAS_GRADIENT_B;
+  if (int(bias) + int(gradientA) + int(gradientB) > 1)
+    return "more than one of the bias and bias gradient flags";
+  if (bias != (p.bias != nullptr))
+    return "a bias pointer without the bias flag, or the flag without one";
+  if ((gradientA || gradientB) != (p.bias_gradient != nullptr))
+    return "a bias gradient pointer without a bias gradient flag, or a "
+           "flag without one";
+  if ((gradientA && !(p.flags & KILN_CUDA_MATMUL_TRANSPOSE_A)) ||
+      (gradientB && (p.flags & KILN_CUDA_MATMUL_TRANSPOSE_B)))
+    return "a bias gradient of an operand not stored with k along its rows "
+           "(A transposed, B not)";
+  if ((gradientA || gradientB) && (p.batch != 1 || p.c_dtype != KILN_DTYPE_F32))
+    return "a bias gradient of a batch of products, or of a result that is "
+           "not f32";
+  return nullptr;
+}
+
 void CudaDevice::matmul(const kiln_matmul_problem_t &problem) {
-  if (!failure.empty() ||
-      !prepare(blas, loadBlasPlugin, kBlasWorkspaceBytes, "products"))
+  if (!failure.empty())
+    return;
+  // The compiler writes the flags and the epilogue's vectors; a module
+  // whose product the plug-in could misread is refused here.
+  if (const char *malformed = malformedProduct(problem)) {
+    char flags[32];
+    std::snprintf(flags, sizeof(flags), "%#llx",
+                  static_cast<unsigned long long>(problem.flags));
+    fail(std::string("CUDA products: malformed product (flags ") + flags +
+         "): " + malformed);
+    return;
+  }
+  if (!prepare(blas, loadBlasPlugin, kBlasWorkspaceBytes, "products"))
     return;
   char error[1024] = "";
   if (blas.table->matmul(blas.handle, &problem, streamHandle,

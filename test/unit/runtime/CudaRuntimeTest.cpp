@@ -563,6 +563,9 @@ kiln::format::ModuleContents cudaModuleContents() {
   denseGradient.outputs = {{"dw", kiln::format::DType::F32, {3, 2}},
                            {"db", kiln::format::DType::F32, {2}}};
   contents.functions.push_back(denseGradient);
+  denseGradient.name = "dense_gradient_malformed";
+  denseGradient.entrySymbol = "kiln_entry_dense_gradient_malformed";
+  contents.functions.push_back(denseGradient);
   kiln::format::FunctionSignature convolve;
   convolve.name = "convolve";
   convolve.entrySymbol = "kiln_entry_convolve";
@@ -1060,6 +1063,33 @@ TEST_F(FakeCudaTest, ABiasGradientIsWrittenByThePluginsProduct) {
   // The gradient is written into the call's device buffer for db.
   EXPECT_TRUE(state.live.count(
       reinterpret_cast<CUdeviceptr>(blas.problems[0].bias_gradient)));
+}
+
+TEST_F(FakeCudaTest, AProductThePluginWouldMisreadIsRefusedByName) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  const kiln_function_t *gradient = nullptr;
+  ASSERT_TRUE(take(kiln_module_function_lookup(
+                       module.get(), "dense_gradient_malformed", &gradient))
+                  .ok());
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  TensorPtr dy =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2, 2}, {1, -1, 2, 10});
+  kiln_tensor_t *inputs[] = {x.get(), dy.get()};
+  kiln_tensor_t *outputs[2] = {nullptr, nullptr};
+  kiln::test::Outcome call =
+      take(kiln_function_call(gradient, inputs, 2, outputs, 2));
+  EXPECT_FALSE(call.ok());
+  EXPECT_NE(call.message.find("malformed product (flags 0x43)"),
+            std::string::npos)
+      << call.message;
+  EXPECT_NE(call.message.find("not stored with k along its rows"),
+            std::string::npos)
+      << call.message;
+  // The plug-in never saw it.
+  EXPECT_EQ(blas.attempts, 0);
+  EXPECT_EQ(outputs[0], nullptr);
 }
 
 /// Calls `name` (convolve by default) on x = [1 .. 16, -1 .. -16] (two

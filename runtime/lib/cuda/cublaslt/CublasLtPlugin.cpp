@@ -68,11 +68,6 @@ bool dataTypeOf(int64_t code, cudaDataType_t &type) {
   }
 }
 
-/// The bias flags of KILN_CUDA_MATMUL_FLAGS.
-constexpr int64_t biasFlags = KILN_CUDA_MATMUL_BIAS |
-                              KILN_CUDA_MATMUL_BIAS_GRADIENT_A |
-                              KILN_CUDA_MATMUL_BIAS_GRADIENT_B;
-
 /// cuBLASLt's epilogue for a product's bias flag (at most one), with
 /// cuBLASLt's operands in the order of the file header.
 cublasLtEpilogue_t epilogueOf(int64_t flags) {
@@ -311,37 +306,7 @@ int matmul(void *opaque, const kiln_matmul_problem_t *p, void *stream,
            void *workspace, size_t workspaceBytes, char *error,
            size_t errorSize) {
   Handle &handle = *static_cast<Handle *>(opaque);
-  if (p->flags & ~int64_t(KILN_CUDA_MATMUL_FLAGS))
-    return fail(error, errorSize, "cuBLASLt: unknown product flags %#llx",
-                (unsigned long long)p->flags);
-  int64_t bias = p->flags & biasFlags;
-  int64_t gradient = bias & ~int64_t(KILN_CUDA_MATMUL_BIAS);
-  if ((bias & (bias - 1)) != 0)
-    return fail(error, errorSize,
-                "cuBLASLt: a product has at most one of the bias and bias "
-                "gradient flags (flags %#llx)",
-                (unsigned long long)p->flags);
-  if (bool(p->flags & KILN_CUDA_MATMUL_BIAS) != (p->bias != nullptr) ||
-      (gradient != 0) != (p->bias_gradient != nullptr))
-    return fail(error, errorSize,
-                "cuBLASLt: a product has a bias (bias gradient) pointer "
-                "exactly when it has the bias (a bias gradient) flag (flags "
-                "%#llx)",
-                (unsigned long long)p->flags);
-  if (gradient == KILN_CUDA_MATMUL_BIAS_GRADIENT_A
-          ? !(p->flags & KILN_CUDA_MATMUL_TRANSPOSE_A)
-          : gradient == KILN_CUDA_MATMUL_BIAS_GRADIENT_B &&
-                (p->flags & KILN_CUDA_MATMUL_TRANSPOSE_B))
-    return fail(error, errorSize,
-                "cuBLASLt: a bias gradient sums an operand stored with k "
-                "along its rows (A transposed, B not), not flags %#llx",
-                (unsigned long long)p->flags);
-  if (gradient && (p->batch != 1 || static_cast<kiln::ElementType>(
-                                        p->c_dtype) != kiln::ElementType::F32))
-    return fail(error, errorSize,
-                "cuBLASLt: a bias gradient is of one product with an f32 "
-                "result, not a batch of %lld with element type %lld",
-                (long long)p->batch, (long long)p->c_dtype);
+  // The runtime has checked the flags and the epilogue's vectors.
   ShapeKey key = keyOf(*p);
   auto found = handle.plans.find(key);
   if (found == handle.plans.end()) {
