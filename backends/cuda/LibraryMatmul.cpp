@@ -48,7 +48,10 @@
 // the same buffer (biasGradientOf), the product's call writes the vector
 // too (KILN_CUDA_MATMUL_BIAS_GRADIENT_A or _B, cuBLASLt's BGRADB and
 // BGRADA epilogues) and the sum's kernel and its fill go: dY is read once
-// for both.
+// for both. Where the gradient is used between the sum and a product after
+// it (a training step's update of the bias), the product first moves up
+// to the sum, when nothing between them writes its inputs or touches its
+// result.
 //
 // The library takes its operands' addresses from the host. Where an
 // input's address depends on a value the host code loads from device
@@ -85,6 +88,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir {
 namespace kiln {
@@ -217,19 +222,21 @@ static std::optional<unsigned> summedDimOf(linalg::GenericOp sum) {
   return maps[0].getResultPosition(getAffineDimExpr(reduction, context));
 }
 
-/// The bias gradient that `product` (of GEMM form `form`) can write with
-/// its result, if there is one that no other product has `claimed`. Only
-/// for a single f32 product into f32: cuBLASLt's bias-gradient epilogues
+/// The sums of `product`'s operands (of GEMM form `form`) that its call
+/// could compute as a bias gradient, that no other product has `claimed`,
+/// each with its zero fill, wherever they are in the block. Only for a
+/// single f32 product into f32: cuBLASLt's bias-gradient epilogues
 /// are of one product, and the call sums in f32 as the sum does (in
 /// another order, as the product's own sums are). Its kernels sum A only
 /// when they read it transposed and B only when they do not (BGRADB and
 /// BGRADA on its operands, which are kiln's swapped), so only an operand
 /// stored with k along its rows qualifies.
-static std::optional<BiasGradient>
-biasGradientOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
+static SmallVector<BiasGradient>
+gradientSumsOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
                const llvm::DenseSet<Operation *> &claimed) {
+  SmallVector<BiasGradient> sums;
   if (form.batched || !form.abType.isF32() || !form.cType.isF32())
-    return std::nullopt;
+    return sums;
   MLIRContext *context = product.getContext();
   Value cRoot = mlir::kiln::rootOf(product.getDpsInitOperand(0)->get());
   Value aRoot = mlir::kiln::rootOf(product.getDpsInputOperand(0)->get());
@@ -244,11 +251,10 @@ biasGradientOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
       continue;
     OpOperand *operand = product.getDpsInputOperand(i);
     Value input = operand->get();
-    Value inputRoot = mlir::kiln::rootOf(input);
     std::optional<unsigned> kDim =
         product.getMatchingIndexingMap(operand).getResultPosition(
             getAffineDimExpr(k, context));
-    if (!kDim || mlir::kiln::mayAlias(inputRoot, cRoot))
+    if (!kDim || mlir::kiln::mayAlias(mlir::kiln::rootOf(input), cRoot))
       continue;
     for (Operation *user : input.getUsers()) {
       auto sum = dyn_cast<linalg::GenericOp>(user);
@@ -256,8 +262,8 @@ biasGradientOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
           sum->getBlock() != product->getBlock() ||
           sum.getDpsInputOperand(0)->get() != input || summedDimOf(sum) != kDim)
         continue;
-      // An f32 vector of m (A) or n (B) contiguous elements that exists
-      // where the product is, at an address the host knows.
+      // An f32 vector of m (A) or n (B) contiguous elements, no view of an
+      // operand, at an address the host knows.
       Value gradient = sum.getDpsInitOperand(0)->get();
       auto type = cast<MemRefType>(gradient.getType());
       int64_t offset;
@@ -265,42 +271,96 @@ biasGradientOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
       if (type.getShape()[0] != (i == 0 ? form.m : form.n) ||
           !type.getElementType().isF32() ||
           failed(getStridesAndOffset(type, strides, offset)) ||
-          strides[0] != 1 || !mlir::kiln::definedBefore(gradient, product) ||
-          mlir::kiln::addressReadsMemory(gradient))
+          strides[0] != 1 || mlir::kiln::addressReadsMemory(gradient))
         continue;
       Value root = mlir::kiln::rootOf(gradient);
       if (mlir::kiln::mayAlias(root, cRoot) ||
           mlir::kiln::mayAlias(root, aRoot) ||
           mlir::kiln::mayAlias(root, bRoot))
         continue;
-      linalg::FillOp zeroFill = mlir::kiln::zeroFillBefore(sum, gradient);
-      if (!zeroFill)
-        continue;
-      // The call writes the gradient where the product is instead of the
-      // fill and the sum: nothing else from the first of the three to the
-      // last may touch it, and nothing between the sum and the product may
-      // change the input.
-      bool sumFirst = sum->isBeforeInBlock(product);
-      Operation *first = zeroFill->isBeforeInBlock(product)
-                             ? zeroFill.getOperation()
-                             : product.getOperation();
-      Operation *last = sumFirst ? product.getOperation() : sum.getOperation();
-      bool safe = true;
-      for (Operation *op = first->getNextNode(); safe && op != last;
-           op = op->getNextNode())
-        if (op != zeroFill.getOperation() && op != sum.getOperation() &&
-            op != product.getOperation())
-          safe = !mlir::kiln::mayAccess(op, root) &&
-                 !((sumFirst ? sum->isBeforeInBlock(op)
-                             : op->isBeforeInBlock(sum)) &&
-                   mlir::kiln::mayWrite(op, inputRoot));
-      if (!safe)
-        continue;
-      return BiasGradient{sum, zeroFill, gradient,
-                          i == 0 ? KILN_CUDA_MATMUL_BIAS_GRADIENT_A
-                                 : KILN_CUDA_MATMUL_BIAS_GRADIENT_B};
+      if (linalg::FillOp zeroFill = mlir::kiln::zeroFillBefore(sum, gradient))
+        sums.push_back({sum, zeroFill, gradient,
+                        i == 0 ? KILN_CUDA_MATMUL_BIAS_GRADIENT_A
+                               : KILN_CUDA_MATMUL_BIAS_GRADIENT_B});
     }
   }
+  return sums;
+}
+
+/// Whether `product`'s call can write `candidate`'s gradient where the
+/// product is, instead of the fill and the sum: the gradient exists there,
+/// nothing else from the first of the three to the last touches it, and
+/// nothing between the sum and the product changes the summed input.
+static bool writableAtProduct(linalg::LinalgOp product,
+                              const BiasGradient &candidate) {
+  linalg::GenericOp sum = candidate.sum;
+  linalg::FillOp zeroFill = candidate.zeroFill;
+  if (!mlir::kiln::definedBefore(candidate.gradient, product))
+    return false;
+  Value root = mlir::kiln::rootOf(candidate.gradient);
+  Value inputRoot = mlir::kiln::rootOf(sum.getDpsInputOperand(0)->get());
+  bool sumFirst = sum->isBeforeInBlock(product);
+  Operation *first = zeroFill->isBeforeInBlock(product)
+                         ? zeroFill.getOperation()
+                         : product.getOperation();
+  Operation *last = sumFirst ? product.getOperation() : sum.getOperation();
+  for (Operation *op = first->getNextNode(); op != last; op = op->getNextNode())
+    if (op != zeroFill.getOperation() && op != sum.getOperation() &&
+        op != product.getOperation() &&
+        (mlir::kiln::mayAccess(op, root) ||
+         ((sumFirst ? sum : product)->isBeforeInBlock(op) &&
+          mlir::kiln::mayWrite(op, inputRoot))))
+      return false;
+  return true;
+}
+
+/// Moves `product` (with its zero fill, if that comes after the sum) up to
+/// right before `candidate`'s sum, where it can write the gradient, if the
+/// gradient is used between the two (the optimizer's update of a bias in
+/// a training step) and the move reorders nothing the product depends on:
+/// all it uses exists at the sum, and nothing between the sum and the
+/// product writes its inputs or touches its result. Returns whether it
+/// moved.
+static bool hoistToSum(linalg::LinalgOp product,
+                       const BiasGradient &candidate) {
+  linalg::GenericOp sum = candidate.sum;
+  if (!sum->isBeforeInBlock(product) || writableAtProduct(product, candidate))
+    return false;
+  Value c = product.getDpsInitOperand(0)->get();
+  linalg::FillOp zeroFill = mlir::kiln::zeroFillBefore(product, c);
+  bool fillMoves = zeroFill && sum->isBeforeInBlock(zeroFill);
+  llvm::SetVector<Value> used;
+  getUsedValuesDefinedAbove(product->getRegions(), used);
+  used.insert(product->operand_begin(), product->operand_end());
+  if (fillMoves)
+    used.insert(zeroFill->operand_begin(), zeroFill->operand_end());
+  if (!llvm::all_of(used, [&](Value value) {
+        return mlir::kiln::definedBefore(value, sum);
+      }))
+    return false;
+  Value cRoot = mlir::kiln::rootOf(c);
+  Value aRoot = mlir::kiln::rootOf(product.getDpsInputOperand(0)->get());
+  Value bRoot = mlir::kiln::rootOf(product.getDpsInputOperand(1)->get());
+  for (Operation *op = sum->getNextNode(); op != product.getOperation();
+       op = op->getNextNode())
+    if (op != zeroFill.getOperation() &&
+        (mlir::kiln::mayAccess(op, cRoot) || mlir::kiln::mayWrite(op, aRoot) ||
+         mlir::kiln::mayWrite(op, bRoot)))
+      return false;
+  if (fillMoves)
+    zeroFill->moveBefore(sum);
+  product->moveBefore(sum);
+  return true;
+}
+
+/// The bias gradient that `product` (of GEMM form `form`) can write with
+/// its result, if there is one that no other product has `claimed`.
+static std::optional<BiasGradient>
+biasGradientOf(linalg::LinalgOp product, const mlir::kiln::GemmForm &form,
+               const llvm::DenseSet<Operation *> &claimed) {
+  for (const BiasGradient &candidate : gradientSumsOf(product, form, claimed))
+    if (writableAtProduct(product, candidate))
+      return candidate;
   return std::nullopt;
 }
 
@@ -323,6 +383,18 @@ struct KilnCudaLibraryMatmulPass
     };
     SmallVector<Product> products;
     llvm::DenseSet<Operation *> claimedSums;
+    // First the products whose bias gradient is used before them move up
+    // to its sum, so that what follows sees where they will run.
+    SmallVector<linalg::LinalgOp> candidates;
+    module.walk([&](linalg::LinalgOp op) {
+      if (!op->getParentOfType<gpu::LaunchOp>())
+        candidates.push_back(op);
+    });
+    for (linalg::LinalgOp op : candidates)
+      if (std::optional<mlir::kiln::GemmForm> form = mlir::kiln::gemmFormOf(op))
+        for (const BiasGradient &candidate : gradientSumsOf(op, *form, {}))
+          if (hoistToSum(op, candidate))
+            break;
     module.walk([&](linalg::LinalgOp op) {
       if (op->getParentOfType<gpu::LaunchOp>())
         return;

@@ -448,8 +448,9 @@ func.func @bias_gradients(%x: memref<16x8xf32>, %dy: memref<16x6xf32>, %db: memr
 // Sums the products cannot compute, each kept with its fill and every
 // product plain (flags 1, null gradient): a sum over the other dim (dY's
 // row sums, over n); a sum that accumulates (no zero fill); the gradient
-// read between the sum and the product; dY written between the product
-// and the sum; a product into f32 of bf16 operands. Each sum goes to its
+// read between the sum and the product, and the product's result too (it
+// cannot move up to the sum); dY written between the product and the sum;
+// a product into f32 of bf16 operands. Each sum goes to its
 // own buffer, and all five stay.
 // CHECK-LABEL: func.func @not_bias_gradients
 // CHECK-COUNT-3: iterator_types = ["{{reduction|parallel}}", "{{reduction|parallel}}"]
@@ -467,7 +468,8 @@ func.func @bias_gradients(%x: memref<16x8xf32>, %dy: memref<16x6xf32>, %db: memr
 #dw2 = affine_map<(d0, d1, d2) -> (d0, d1)>
 func.func @not_bias_gradients(%x: memref<16x8xf32>, %dy: memref<16x6xf32>, %dw: memref<8x6xf32>,
                               %s1: memref<16xf32>, %s2: memref<6xf32>, %s3: memref<6xf32>, %s4: memref<6xf32>,
-                              %read: memref<6xf32>, %xh: memref<16x8xbf16>, %dyh: memref<16x6xbf16>, %s5: memref<6xbf16>) {
+                              %read: memref<6xf32>, %xh: memref<16x8xbf16>, %dyh: memref<16x6xbf16>, %s5: memref<6xbf16>,
+                              %dwold: memref<8x6xf32>) {
   %zero = arith.constant 0.0 : f32
   %zeroh = arith.constant 0.0 : bf16
   // Over n.
@@ -494,6 +496,7 @@ func.func @not_bias_gradients(%x: memref<16x8xf32>, %dy: memref<16x6xf32>, %dw: 
     linalg.yield %s : f32
   }
   memref.copy %s3, %read : memref<6xf32> to memref<6xf32>
+  memref.copy %dw, %dwold : memref<8x6xf32> to memref<8x6xf32>
   linalg.fill ins(%zero : f32) outs(%dw : memref<8x6xf32>)
   linalg.generic {indexing_maps = [#xt2, #dy2, #dw2], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %dy : memref<16x8xf32>, memref<16x6xf32>) outs(%dw : memref<8x6xf32>) {
@@ -571,6 +574,53 @@ func.func @gradients_along_columns(%a: memref<16x6xf32>, %b: memref<6x8xf32>, %c
       ins(%bt : memref<8x6xf32>) outs(%sb : memref<8xf32>) {
   ^bb0(%in: f32, %out: f32):
     %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The bias gradient is used before the product (a step of SGD on the
+// bias): the product moves up to the sum, with its zero fill, and its call
+// writes the gradient before the update reads it.
+// CHECK-LABEL: func.func @used_before_the_product
+// CHECK-SAME:  (%{{[^:]+}}: memref<16x8xf32>, %{{[^:]+}}: memref<16x6xf32>, %[[DB:[^:]+]]: memref<6xf32>, %[[B:[^:]+]]: memref<6xf32>, %{{[^:]+}}: memref<8x6xf32>)
+// CHECK-NOT:     linalg
+// CHECK:         call @kiln_cuda_matmul(%c65_i64
+// CHECK-NEXT:    linalg.generic
+// CHECK-SAME:      ins(%[[B]], %[[DB]] : memref<6xf32>, memref<6xf32>) outs(%[[DB]] : memref<6xf32>)
+// CHECK-NOT:     linalg.{{generic|fill}}
+// CHECK:         return
+#rows4 = affine_map<(d0, d1) -> (d0, d1)>
+#cols4 = affine_map<(d0, d1) -> (d1)>
+#vec4 = affine_map<(d0) -> (d0)>
+#xt4 = affine_map<(d0, d1, d2) -> (d2, d0)>
+#dy4 = affine_map<(d0, d1, d2) -> (d2, d1)>
+#dw4 = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @used_before_the_product(%x: memref<16x8xf32>, %dy: memref<16x6xf32>, %db: memref<6xf32>, %b: memref<6xf32>, %dw: memref<8x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %lr = arith.constant 0.125 : f32
+  linalg.fill ins(%zero : f32) outs(%db : memref<6xf32>)
+  linalg.generic {indexing_maps = [#rows4, #cols4], iterator_types = ["reduction", "parallel"]}
+      ins(%dy : memref<16x6xf32>) outs(%db : memref<6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#vec4, #vec4, #vec4], iterator_types = ["parallel"]}
+      ins(%b, %db : memref<6xf32>, memref<6xf32>) outs(%db : memref<6xf32>) {
+  ^bb0(%p: f32, %g: f32, %out: f32):
+    %m = arith.mulf %g, %lr : f32
+    %s = arith.subf %p, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%dw : memref<8x6xf32>)
+  linalg.generic {indexing_maps = [#xt4, #dy4, #dw4], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %dy : memref<16x8xf32>, memref<16x6xf32>) outs(%dw : memref<8x6xf32>) {
+  ^bb0(%a: f32, %bb: f32, %out: f32):
+    %p = arith.mulf %a, %bb : f32
+    %s = arith.addf %out, %p : f32
     linalg.yield %s : f32
   }
   return
