@@ -153,6 +153,16 @@ linalg::FillOp kiln::zeroFillBefore(Operation *op, Value init) {
   return nullptr;
 }
 
+bool kiln::yieldsSumOfArguments(linalg::GenericOp generic) {
+  auto add = yieldedFirstOp<arith::AddFOp>(generic);
+  Block &body = generic.getRegion().front();
+  if (!add || add->getNextNode() != body.getTerminator())
+    return false;
+  Value x = body.getArgument(0), y = body.getArgument(1);
+  return (add.getLhs() == x && add.getRhs() == y) ||
+         (add.getLhs() == y && add.getRhs() == x);
+}
+
 std::optional<kiln::BiasAddition>
 kiln::biasAdditionAfter(linalg::LinalgOp product, const GemmForm &form,
                         linalg::FillOp zeroFill) {
@@ -199,13 +209,7 @@ kiln::biasAdditionAfter(linalg::LinalgOp product, const GemmForm &form,
       strides[0] != 1)
     return std::nullopt;
   // The body is `yield addf(c, bias)` (either order) and nothing else.
-  auto add = yieldedFirstOp<arith::AddFOp>(addition);
-  Block &body = addition.getRegion().front();
-  if (!add || add->getNextNode() != body.getTerminator())
-    return std::nullopt;
-  Value in = body.getArgument(0), b = body.getArgument(1);
-  if (!((add.getLhs() == in && add.getRhs() == b) ||
-        (add.getLhs() == b && add.getRhs() == in)))
+  if (!yieldsSumOfArguments(addition))
     return std::nullopt;
   // The library reads the bias while it writes C: it may be no view of C,
   // and nothing in between may write it.

@@ -58,6 +58,10 @@ template <typename OpTy> OpTy yieldedFirstOp(linalg::GenericOp generic) {
   return op && &body.front() == op.getOperation() ? op : nullptr;
 }
 
+/// Whether `generic`'s body is only `yield addf(x, y)` of its block
+/// arguments 0 and 1, in either order (a bias addition's, a sum's).
+bool yieldsSumOfArguments(linalg::GenericOp generic);
+
 /// A bias row added to a product's result in place (what a dense layer
 /// lowers to), which a GEMM library can add as it writes C: cuBLASLt's
 /// bias epilogue, oneDNN's matmul bias.

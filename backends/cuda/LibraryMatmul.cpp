@@ -211,13 +211,7 @@ static std::optional<unsigned> summedDimOf(linalg::GenericOp sum) {
       maps[1].getResult(0) != getAffineDimExpr(1 - reduction, context))
     return std::nullopt;
   // The body is `yield addf(out, in)` (either order) and nothing else.
-  auto add = mlir::kiln::yieldedFirstOp<arith::AddFOp>(sum);
-  Block &body = sum.getRegion().front();
-  if (!add || add->getNextNode() != body.getTerminator())
-    return std::nullopt;
-  Value in = body.getArgument(0), out = body.getArgument(1);
-  if (!((add.getLhs() == in && add.getRhs() == out) ||
-        (add.getLhs() == out && add.getRhs() == in)))
+  if (!mlir::kiln::yieldsSumOfArguments(sum))
     return std::nullopt;
   return maps[0].getResultPosition(getAffineDimExpr(reduction, context));
 }

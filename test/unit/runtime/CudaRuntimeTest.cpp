@@ -681,22 +681,23 @@ const kiln_blas_plugin_t fakeBlasTable = {
               sum += static_cast<const float *>(p.bias)[j];
             c[i * p.ldc + j] = sum;
           }
-        // The bias gradients: op(A)'s row sums, op(B)'s column sums.
-        float *gradient = static_cast<float *>(p.bias_gradient);
-        if (p.flags & KILN_CUDA_MATMUL_BIAS_GRADIENT_A)
-          for (int64_t i = 0; i < p.m; ++i) {
-            gradient[i] = 0;
-            for (int64_t l = 0; l < p.k; ++l)
-              gradient[i] += elementOf(
-                  a, p.lda, p.flags & KILN_CUDA_MATMUL_TRANSPOSE_A, i, l);
-          }
-        if (p.flags & KILN_CUDA_MATMUL_BIAS_GRADIENT_B)
-          for (int64_t j = 0; j < p.n; ++j) {
+        // The bias gradients: op(A)'s row sums (op(A^T)'s column sums),
+        // op(B)'s column sums.
+        bool gradientA = p.flags & KILN_CUDA_MATMUL_BIAS_GRADIENT_A;
+        if (gradientA || (p.flags & KILN_CUDA_MATMUL_BIAS_GRADIENT_B)) {
+          const float *x = gradientA ? a : b;
+          int64_t ld = gradientA ? p.lda : p.ldb;
+          // op(A)[i, l] is op(A)^T[l, i]: A read with the other flag.
+          bool transposed = gradientA
+                                ? !(p.flags & KILN_CUDA_MATMUL_TRANSPOSE_A)
+                                : bool(p.flags & KILN_CUDA_MATMUL_TRANSPOSE_B);
+          float *gradient = static_cast<float *>(p.bias_gradient);
+          for (int64_t j = 0; j < (gradientA ? p.m : p.n); ++j) {
             gradient[j] = 0;
             for (int64_t l = 0; l < p.k; ++l)
-              gradient[j] += elementOf(
-                  b, p.ldb, p.flags & KILN_CUDA_MATMUL_TRANSPOSE_B, l, j);
+              gradient[j] += elementOf(x, ld, transposed, l, j);
           }
+        }
       });
       return 0;
     },
@@ -1033,13 +1034,15 @@ TEST_F(FakeCudaTest, AProductsEpilogueReachesThePluginWithItsBias) {
   EXPECT_EQ(blas.problems[0].bias_gradient, nullptr);
 }
 
-TEST_F(FakeCudaTest, ABiasGradientIsWrittenByThePluginsProduct) {
-  ModulePtr module = loadCudaModule();
-  ASSERT_TRUE(module);
-  const kiln_function_t *gradient = nullptr;
-  ASSERT_TRUE(take(kiln_module_function_lookup(module.get(), "dense_gradient",
-                                               &gradient))
-                  .ok());
+/// Calls `name` (dense_gradient or a variant) on x = [[1, 2, 3], [4, 5, 6]]
+/// and dy = [[1, -1], [2, 10]], its outputs (dw, db) in `dw` and `db`.
+kiln::test::Outcome callDenseGradient(kiln_module_t *module, const char *name,
+                                      TensorPtr &dw, TensorPtr &db) {
+  const kiln_function_t *function = nullptr;
+  kiln::test::Outcome found =
+      take(kiln_module_function_lookup(module, name, &function));
+  if (!found.ok())
+    return found;
   TensorPtr x =
       kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2, 3}, {1, 2, 3, 4, 5, 6});
   TensorPtr dy =
@@ -1047,9 +1050,19 @@ TEST_F(FakeCudaTest, ABiasGradientIsWrittenByThePluginsProduct) {
   kiln_tensor_t *inputs[] = {x.get(), dy.get()};
   kiln_tensor_t *outputs[2] = {nullptr, nullptr};
   kiln::test::Outcome call =
-      take(kiln_function_call(gradient, inputs, 2, outputs, 2));
+      take(kiln_function_call(function, inputs, 2, outputs, 2));
+  dw.reset(outputs[0]);
+  db.reset(outputs[1]);
+  return call;
+}
+
+TEST_F(FakeCudaTest, ABiasGradientIsWrittenByThePluginsProduct) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr dw, db;
+  kiln::test::Outcome call =
+      callDenseGradient(module.get(), "dense_gradient", dw, db);
   ASSERT_TRUE(call.ok()) << call.message;
-  TensorPtr dw(outputs[0]), db(outputs[1]);
   // x^T dy = [[9, 39], [12, 48], [15, 57]]; dy's column sums [3, 9].
   const float *w = static_cast<const float *>(kiln_tensor_data(dw.get()));
   EXPECT_EQ(std::vector<float>(w, w + 6),
@@ -1068,18 +1081,9 @@ TEST_F(FakeCudaTest, ABiasGradientIsWrittenByThePluginsProduct) {
 TEST_F(FakeCudaTest, AProductThePluginWouldMisreadIsRefusedByName) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
-  const kiln_function_t *gradient = nullptr;
-  ASSERT_TRUE(take(kiln_module_function_lookup(
-                       module.get(), "dense_gradient_malformed", &gradient))
-                  .ok());
-  TensorPtr x =
-      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2, 3}, {1, 2, 3, 4, 5, 6});
-  TensorPtr dy =
-      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {2, 2}, {1, -1, 2, 10});
-  kiln_tensor_t *inputs[] = {x.get(), dy.get()};
-  kiln_tensor_t *outputs[2] = {nullptr, nullptr};
+  TensorPtr dw, db;
   kiln::test::Outcome call =
-      take(kiln_function_call(gradient, inputs, 2, outputs, 2));
+      callDenseGradient(module.get(), "dense_gradient_malformed", dw, db);
   EXPECT_FALSE(call.ok());
   EXPECT_NE(call.message.find("malformed product (flags 0x43)"),
             std::string::npos)
@@ -1089,7 +1093,7 @@ TEST_F(FakeCudaTest, AProductThePluginWouldMisreadIsRefusedByName) {
       << call.message;
   // The plug-in never saw it.
   EXPECT_EQ(blas.attempts, 0);
-  EXPECT_EQ(outputs[0], nullptr);
+  EXPECT_EQ(dw, nullptr);
 }
 
 /// Calls `name` (convolve by default) on x = [1 .. 16, -1 .. -16] (two
