@@ -107,6 +107,36 @@ def test_dtype_that_cannot_be_traced():
         kiln.jit(lambda x: x)(X.astype(np.int8))  # <- int8 input
 
 
+def test_dtype_none_is_refused_not_read_as_float64():
+    with raises_at(TypeError, "<- astype None", "dtype None", "float64"):
+        kiln.jit(lambda x: x.astype(None))(X)  # <- astype None
+    with raises_at(TypeError, "<- eye None", "dtype None"):
+        kiln.jit(lambda x: x + knp.eye(2, 3, dtype=None))(X)  # <- eye None
+
+
+def test_a_dtype_this_python_lacks_names_its_package():
+    """bfloat16 without ml_dtypes is a dtype that fails at every use (where
+    it was None, `astype` gave float64 and `zeros` float32, silently)."""
+    from kiln import _core
+    missing = _core.MissingDtype("bfloat16", "ml_dtypes")
+    assert "ml_dtypes" in repr(missing)
+    bf16 = knp.bfloat16
+    if not isinstance(bf16, _core.MissingDtype):
+        assert np.dtype(bf16).name == "bfloat16"  # ml_dtypes is installed
+    for dtype in (missing, bf16) if bf16 is not None else (missing,):
+        if not isinstance(dtype, _core.MissingDtype):
+            continue
+        with raises_at(TypeError, "<- astype missing", "bfloat16",
+                       "pip install ml_dtypes"):
+            kiln.jit(lambda x: x.astype(dtype))(X)  # <- astype missing
+        with raises_at(TypeError, "<- zeros missing", "ml_dtypes"):
+            kiln.jit(lambda x: x + knp.zeros((2, 3), dtype))(X)  # <- zeros missing
+        with raises_at(TypeError, "<- arange missing", "ml_dtypes"):
+            kiln.jit(lambda x: x + knp.arange(3, dtype=dtype))(X)  # <- arange missing
+        with raises_at(TypeError, "<- scalar missing", "ml_dtypes"):
+            dtype(1.0)  # <- scalar missing
+
+
 def test_non_array_argument_suggests_static_argnums():
     with raises_at(TypeError, "<- string argument", "static_argnums"):
         kiln.jit(lambda x, mode: x)(X, "fast")  # <- string argument

@@ -44,9 +44,39 @@ def fail(message, error=TraceError):
     raise error(f"{location_prefix()}error: {message}")
 
 
+class MissingDtype:
+    """A dtype kiln traces that this Python cannot name (bfloat16 without
+    ml_dtypes). Every use fails and says which package provides it, where
+    None would pass silently: `x.astype(None)` is numpy's float64, and
+    `zeros(shape, dtype=None)` a function's default."""
+
+    def __init__(self, name, package):
+        self.name = name
+        self.package = package
+
+    def __repr__(self):
+        return f"<{self.name}: needs the {self.package} package>"
+
+    def __call__(self, *args, **kwargs):
+        numpy_dtype(self)
+
+
+def numpy_dtype(dtype):
+    """np.dtype(dtype) for a dtype a user named, refusing None (which numpy
+    reads as float64) and the dtypes this Python lacks."""
+    if isinstance(dtype, MissingDtype):
+        fail(f"dtype {dtype.name} needs the {dtype.package} package, which "
+             f"this Python does not have (pip install {dtype.package})",
+             TypeError)
+    if dtype is None:
+        fail("dtype None names no dtype here (numpy would read it as "
+             "float64); name one, e.g. kiln.numpy.float32", TypeError)
+    return np.dtype(dtype)
+
+
 def dtype_code(dtype):
     """The tracer's code for a numpy dtype (or anything np.dtype accepts)."""
-    dtype = np.dtype(dtype)
+    dtype = numpy_dtype(dtype)
     code = _CODE_OF_DTYPE.get(dtype)
     if code is None:
         names = ", ".join(str(d) for d in TRACED_DTYPES)

@@ -22,8 +22,10 @@ int32 = _np.int32
 int64 = _np.int64
 uint32 = _np.uint32
 float16 = _np.float16
-# ml_dtypes' bfloat16 where installed (JAX's), else None.
-bfloat16 = _core.BFLOAT16.type if _core.BFLOAT16 is not None else None
+# ml_dtypes' bfloat16 where installed (JAX's), else a dtype that fails at
+# every use and says so.
+bfloat16 = (_core.BFLOAT16.type if _core.BFLOAT16 is not None
+            else _core.MissingDtype("bfloat16", "ml_dtypes"))
 bool_ = _np.bool_
 pi = math.pi
 e = math.e

@@ -84,15 +84,16 @@ def arange(start, stop=None, step=1, dtype=None):
     values = _np.arange(start, stop, step)
     if dtype is None:
         dtype = int32 if values.dtype.kind in "iu" else float32
-    return asarray(values.astype(dtype))
+    return asarray(values.astype(_core.numpy_dtype(dtype)))
 
 
 @eager
 def eye(n, m=None, k=0, dtype=float32):
-    return asarray(_np.eye(n, m, k, dtype=dtype))
+    return asarray(_np.eye(n, m, k, dtype=_core.numpy_dtype(dtype)))
 
 
 def linspace(start, stop, num=50, endpoint=True, dtype=None):
     """Static bounds: a constant (float32 unless dtype says otherwise)."""
+    dtype = _core.numpy_dtype(float32 if dtype is None else dtype)
     return asarray(_np.linspace(start, stop, num, endpoint=endpoint,
-                                dtype=dtype or float32))
+                                dtype=dtype))
