@@ -42,8 +42,10 @@
 // An f16 or bf16 forward whose head dims fit (fitsTheMmaKernel) runs on
 // tensor cores (KernelBuilder::buildMma, FlashAttention-2's tiling on
 // PTX's mma.m16n8k16), and so does such a gradient (fitsTheMmaGradient,
-// KernelBuilder::buildMmaGrad: two kernels, over key rows and over query
-// rows). Other f16 and bf16 attention runs the f32 kernels on operands
+// KernelBuilder::buildMmaGrad: for head dims up to 64 by default one
+// kernel over key rows that adds dq in f32 with atomics, else two
+// kernels, over key rows and over query rows). Other f16 and bf16
+// attention runs the f32 kernels on operands
 // widened by kiln.cast, its results rounded once, as the ops define it
 // (WidenedAttention.h). f64, and head dims that would leave a thread more
 // than kMaxDimsPerLane of them, are decomposed into their composition
@@ -93,6 +95,9 @@ static constexpr llvm::StringLiteral kAttentionGradAttr =
 /// of that tile, in floats (44 KiB, within the 48 KiB a block may have
 /// statically on every architecture).
 static constexpr int64_t kSharedFloats = 11264;
+
+/// The workgroup memory a block may have statically on every architecture.
+static constexpr int64_t kMaxStaticShared = 48 * 1024;
 
 /// The bytes of rows that the blocks running at one time may share from
 /// L2 when a causal grid interleaves batch entries (launchBlocks): a third
@@ -1111,6 +1116,120 @@ private:
     }
     return steps;
   }
+  /// A lane's A operand of the 16 rows from `firstRow` of a tile staged
+  /// as pairs of columns (swizzled), step `kc` (columns 16 kc .. 16 kc +
+  /// 15): words 8 kc + t and 8 kc + 4 + t of rows g and g + 8.
+  SmallVector<Value, 4> stagedLeftWords(const MmaLane &l, Value tile,
+                                        Value firstRow, int64_t kc) {
+    int64_t width = cast<MemRefType>(tile.getType()).getDimSize(1);
+    SmallVector<Value, 4> words;
+    for (int64_t w = 0; w < 4; ++w) {
+      Value row = add(firstRow, add(l.g, index(8 * (w % 2))));
+      Value word = add(l.t, index(8 * kc + 4 * (w / 2)));
+      words.push_back(b.create<memref::LoadOp>(
+          loc, tile, ValueRange{row, swizzledWord(width, row, word)}));
+    }
+    return words;
+  }
+  /// Stores a warp's 16 x (8 x fragments) D fragments (rows its own,
+  /// columns the other side's), rounded to `element`, transposed as pairs
+  /// of rows into `tile` (swizzled): tile[column][8 warp + r / 2] holds
+  /// rows r and r + 1 of the column, the A operand of the transpose's
+  /// product along the own rows. Lanes g and g + 1 swap halves with one
+  /// shuffle per fragment, the even lane then storing its row pair's word
+  /// of column 8 n + 2 t, the odd lane that of column 8 n + 2 t + 1.
+  void storePairsTransposed(const MmaLane &l, Value tile,
+                            ArrayRef<Value> fragments, Type element) {
+    int64_t width = cast<MemRefType>(tile.getType()).getDimSize(1);
+    Type i32 = b.getI32Type();
+    auto bits = [&](Value x) -> Value {
+      return b.create<arith::ExtUIOp>(
+          loc, i32,
+          b.create<arith::BitcastOp>(
+              loc, b.getI16Type(), b.create<arith::TruncFOp>(loc, element, x)));
+    };
+    auto i32Constant = [&](int64_t v) -> Value {
+      return b.create<arith::ConstantIntOp>(loc, v, 32);
+    };
+    auto select = [&](Value c, Value x, Value y) -> Value {
+      return b.create<arith::SelectOp>(loc, c, x, y);
+    };
+    Value odd = equal(b.create<arith::RemUIOp>(loc, l.g, index(2)), one);
+    Value pairColumn = add(mul(l.warp, index(8)),
+                           b.create<arith::DivUIOp>(loc, l.g, index(2)));
+    Value row0 =
+        add(mul(l.t, index(2)), b.create<arith::SelectOp>(loc, odd, one, zero));
+    for (int64_t n = 0; n < int64_t(fragments.size()) / 4; ++n) {
+      // Halves h = 0 and 1 (rows g and g + 8): each lane's bits of columns
+      // 2 t and 2 t + 1, and the one its partner needs in one word.
+      Value own[2][2];
+      for (int h = 0; h < 2; ++h)
+        for (int j = 0; j < 2; ++j)
+          own[h][j] = bits(fragments[4 * n + 2 * h + j]);
+      Value sent = b.create<arith::OrIOp>(
+          loc, select(odd, own[0][0], own[0][1]),
+          b.create<arith::ShLIOp>(loc, select(odd, own[1][0], own[1][1]),
+                                  i32Constant(16)));
+      Value got = b.create<gpu::ShuffleOp>(loc, sent, int32_t(4), int32_t(32),
+                                           gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+      Value gotHalf[2] = {
+          b.create<arith::AndIOp>(loc, got, i32Constant(0xFFFF)),
+          b.create<arith::ShRUIOp>(loc, got, i32Constant(16))};
+      Value row = add(row0, index(8 * n));
+      for (int h = 0; h < 2; ++h) {
+        Value low = select(odd, gotHalf[h], own[h][0]);
+        Value high = select(odd, own[h][1], gotHalf[h]);
+        Value word = b.create<arith::OrIOp>(
+            loc, low, b.create<arith::ShLIOp>(loc, high, i32Constant(16)));
+        Value column = add(pairColumn, index(4 * h));
+        b.create<memref::StoreOp>(
+            loc, word, tile, ValueRange{row, swizzledWord(width, row, column)});
+      }
+    }
+  }
+  /// dq += ds k for a key block's tile of kMmaRows queries from `first`,
+  /// with atomics into `sum` (f32): ds staged transposed in `dsTile` (rows
+  /// the tile's queries, pairs of the block's kMmaRows keys), the block's
+  /// keys in `keyTile` (rows their dims, pairs of keys). Warp w adds the
+  /// tile's queries 16 w .. 16 w + 15 over every dim, a few fragments of 8
+  /// dims at a time, so that few accumulators live beside the loop's; ds's
+  /// words are read again for each few (kept, they would take 16 registers
+  /// more through the products).
+  void addQueryGradShares(const MmaLane &l, Value dsTile, Value keyTile,
+                          Value sum, Value first, Type element, int64_t queries,
+                          int64_t headDim) {
+    constexpr int64_t kFragmentsAtOnce = 2;
+    assert(cast<MemRefType>(dsTile.getType()).getDimSize(0) == kMmaRows &&
+           "a tile of a row of queries per warp");
+    Value slabStart = mul(l.warp, index(16));
+    Value rows[2] = {add(first, add(slabStart, l.g)),
+                     add(first, add(slabStart, add(l.g, index(8))))};
+    int64_t fragments = headDim / 8;
+    for (int64_t n0 = 0; n0 < fragments; n0 += kFragmentsAtOnce) {
+      int64_t count = std::min(kFragmentsAtOnce, fragments - n0);
+      SmallVector<Value> acc(4 * count, f32(0.0));
+      for (int64_t kc = 0; kc < kMmaRows / 16; ++kc) {
+        SmallVector<Value, 4> left = stagedLeftWords(l, dsTile, slabStart, kc);
+        for (int64_t j = 0; j < count; ++j) {
+          SmallVector<Value> updated =
+              mma(element, left, rightWords(l, keyTile, n0 + j, kc),
+                  ArrayRef<Value>(acc).slice(4 * j, 4));
+          std::copy(updated.begin(), updated.end(), acc.begin() + 4 * j);
+        }
+      }
+      for (int h = 0; h < 2; ++h)
+        when(less(rows[h], index(queries)), [&] {
+          for (int64_t j = 0; j < count; ++j)
+            for (int64_t c = 0; c < 2; ++c) {
+              Value column = add(mul(l.t, index(2)), index(8 * (n0 + j) + c));
+              b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::addf,
+                                            acc[4 * j + 2 * h + c], sum,
+                                            at(sum, {rows[h], column}));
+            }
+        });
+    }
+  }
   /// The A operand's words, step by step, from the D fragments of a
   /// 16-row product rounded to `element`: fragments 2 kk and 2 kk + 1
   /// (columns 8 at a time) are words 0, 1 and 2, 3 of step kk (columns
@@ -1657,9 +1776,8 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 }
 
 /// The gradient on tensor cores, for f16 and bf16 (FlashAttention-2's
-/// backward, on buildMma's fragments and staged tiles), as two kernels that
-/// recompute p = exp(s - lse) and ds = p (dp - rowsum(dO * O)) per tile,
-/// each sum in one order on every run:
+/// backward, on buildMma's fragments and staged tiles), as kernels that
+/// recompute p = exp(s - lse) and ds = p (dp - rowsum(dO * O)) per tile:
 ///   dk, dv: a block's kMmaWarps warps own 16 key rows each, whose keys
 ///     and values are A operands in registers, read once. Per tile of
 ///     query rows (causal: from the tile of the block's first key) the
@@ -1667,11 +1785,20 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 ///     pairs of rows, with their lse and rowsum; each warp computes s^T =
 ///     K Q^T and dp^T = V dO^T, then dv += p^T dO and dk += ds^T Q, the
 ///     weights rounded to the operands' type as A operands.
-///   dq: warps own 16 query rows each, whose queries and dO are A operands;
+///   dq, with gradientAtomics where the key kernel keeps its own rows
+///     (head dims up to 64): the key kernel also stages its keys once
+///     transposed as pairs of rows, writes each tile's ds transposed
+///     (storePairsTransposed) and adds ds K for the tile's queries into an
+///     f32 buffer with atomics (addQueryGradShares), which a launch zeroes
+///     before and one scales and rounds into dq after: five products per
+///     tile pair where the two kernels take seven; dq's sums' order
+///     follows the blocks'.
+///   dq, without: warps own 16 query rows each, whose queries and dO are
+///     A operands;
 ///     per tile of keys (causal: up to the block's diagonal) the block
 ///     stages the keys as pairs of dims and transposed, and the values as
 ///     pairs of dims; each warp computes s = Q K^T and dp = dO V^T, then
-///     dq += ds K.
+///     dq += ds K. Every sum is then in one order on every run.
 /// dq and dk are scaled once at the end; the products accumulate in f32
 /// and every result is rounded once. For head dims over 64 the own rows'
 /// A operands are read per tile rather than kept (reloadOwnRows).
@@ -1697,7 +1824,7 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   struct Own {
     gpu::LaunchOp launch;
     MmaLane lane;
-    Value blockStart, rows[2], readRows[2];
+    Value rowBlock, blockStart, rows[2], readRows[2];
   };
   auto launchOwn = [&](int64_t own, Longest order, int64_t otherBytes,
                        ArrayRef<MemRefType> tiles) {
@@ -1708,6 +1835,7 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     setLeadingIndices(blocks.entry, leading);
     o.launch = blocks.launch;
     o.lane = mmaLane(blocks.launch);
+    o.rowBlock = blocks.rowBlock;
     o.blockStart = mul(blocks.rowBlock, index(kMmaRows));
     o.rows[0] = add(o.blockStart, add(mul(o.lane.warp, index(16)), o.lane.g));
     o.rows[1] = add(o.rows[0], index(8));
@@ -1750,26 +1878,108 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     return mmaProduct(element, l, fragmentWords(weights, element), staged,
                       SmallVector<Value>(acc));
   };
+  // The key kernel's workgroup buffers: the query tile's rows and dO's as
+  // pairs of dims and transposed, their lse and rowsum; with atomics also
+  // the block's keys transposed as pairs of rows, and the tile's ds
+  // transposed in a buffer of its own where that fits the 48 KiB, else in
+  // the query tile's, free once every warp computed s^T (at D = Dv = 64 its
+  // own would take 512 bytes too many).
+  SmallVector<MemRefType> keyBuffers = {
+      words(tile, headDim / 2), words(tile, valueDim / 2),
+      words(headDim, tile / 2), words(valueDim, tile / 2),
+      workgroupType({tile}),    workgroupType({tile})};
+  MemRefType keyT = words(headDim, kMmaRows / 2),
+             dsType = words(tile, kMmaRows / 2);
+  auto bytesOf = [](ArrayRef<MemRefType> types) {
+    int64_t bytes = 0;
+    for (MemRefType type : types)
+      bytes += 4 * type.getNumElements();
+    return bytes;
+  };
+  bool dsOwnBuffer =
+      bytesOf(keyBuffers) + bytesOf({keyT, dsType}) <= kMaxStaticShared;
+  // Atomics where the key kernel keeps its own rows in registers: with
+  // head dims over 64 it has no registers left for dq's product (ptxas
+  // spills 112 bytes at D = Dv = 128 and 196 at 96, sm_90), and those
+  // keep the two kernels.
+  bool atomics = gradientAtomics && !reloadOwnRows && queries != 0 &&
+                 keys != 0 && (dsOwnBuffer || headDim >= kMmaRows);
+  if (atomics) {
+    keyBuffers.push_back(keyT);
+    if (dsOwnBuffer)
+      keyBuffers.push_back(dsType);
+  }
+  Value queryGradSum;
+  /// A launch over the queries x headDim elements of each batch entry of
+  /// dq, `body` given an element's row and column.
+  auto forEachQueryGrad = [&](function_ref<void(Value, Value)> body) {
+    int64_t elements = queries * headDim, perBlock = 256;
+    Blocks blocks = launchBlocks(llvm::divideCeil(elements, perBlock), perBlock,
+                                 batch, {}, Longest::None, 0);
+    setLeadingIndices(blocks.entry, leading);
+    Value e = add(mul(blocks.rowBlock, index(perBlock)),
+                  blocks.launch.getThreadIds().x);
+    when(less(e, index(elements)), [&] {
+      body(b.create<arith::DivUIOp>(loc, e, index(headDim)),
+           b.create<arith::RemUIOp>(loc, e, index(headDim)));
+    });
+    b.create<gpu::TerminatorOp>(loc);
+  };
+  if (atomics) {
+    // dq is summed in f32 from 0 by the key kernel's atomics, and scaled
+    // and rounded once at the end.
+    b.setInsertionPoint(call);
+    queryGradSum = b.create<memref::AllocOp>(
+        loc, MemRefType::get(cast<MemRefType>(grads[0].getType()).getShape(),
+                             b.getF32Type()));
+    forEachQueryGrad([&](Value row, Value column) {
+      b.create<memref::StoreOp>(loc, f32(0.0), queryGradSum,
+                                at(queryGradSum, {row, column}));
+    });
+  }
   if (keys != 0) {
     // dk and dv: key rows, query tiles.
-    Own o =
-        launchOwn(keys, Longest::First, 2 * queries * (headDim + valueDim + 4),
-                  {words(tile, headDim / 2), words(tile, valueDim / 2),
-                   words(headDim, tile / 2), words(valueDim, tile / 2),
-                   workgroupType({tile}), workgroupType({tile})});
+    Own o = launchOwn(
+        keys, Longest::First,
+        2 * queries * ((atomics ? 2 : 1) * headDim + valueDim + 4), keyBuffers);
     ValueRange staged = o.launch.getWorkgroupAttributions();
     Value queryTile = staged[0], gradTile = staged[1], queryT = staged[2],
           gradT = staged[3], lseTile = staged[4], deltaTile = staged[5];
+    Value keyTile, dsTile;
+    if (atomics) {
+      keyTile = staged[6];
+      dsTile = dsOwnBuffer ? staged[7] : queryTile;
+    }
     const MmaLane &l = o.lane;
     Value scaleF = f32(scale);
     Words keyWords = keepWords(o, key), valueWords = keepWords(o, value);
+    if (atomics)
+      stagePairsTransposed(key, o.blockStart, keys, keyTile, l.thread, threads);
     Value firstTile =
         causal ? b.create<arith::DivUIOp>(loc, o.blockStart, index(tile))
                : zero;
+    Value lastTile = index(llvm::divideCeil(queries, tile));
+    // With atomics, the blocks of a batch entry start their walks at
+    // different query tiles (the block's index modulo the tiles it walks),
+    // so that they do not all add into the same rows of dq at once: the
+    // loop counts steps from 0, tile (step + rotation) mod steps after the
+    // first. Without, the loop runs over the tiles themselves, which
+    // leaves the wide kernels one register more.
+    Value steps, rotation;
+    if (atomics) {
+      steps = b.create<arith::MaxSIOp>(
+          loc, zero, b.create<arith::SubIOp>(loc, lastTile, firstTile));
+      rotation = b.create<arith::RemUIOp>(
+          loc, o.rowBlock, b.create<arith::MaxSIOp>(loc, steps, one));
+    }
     SmallVector<Value> inits(4 * (headDim + valueDim) / 8, f32(0.0));
     auto tileLoop = loop(
-        firstTile, index(llvm::divideCeil(queries, tile)), one, inits,
-        [&](Value t, ValueRange acc) -> SmallVector<Value> {
+        atomics ? zero : firstTile, atomics ? steps : lastTile, one, inits,
+        [&](Value step, ValueRange acc) -> SmallVector<Value> {
+          Value t = atomics
+                        ? add(firstTile, b.create<arith::RemUIOp>(
+                                             loc, add(step, rotation), steps))
+                        : step;
           Value first = mul(t, index(tile));
           stagePairs(query, first, queries, queryTile, l.thread, threads);
           stagePairs(resultGrad, first, queries, gradTile, l.thread, threads);
@@ -1788,9 +1998,17 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
           for (int64_t i = 0; i < tile / 2; ++i) {
             Value column = add(mul(l.t, index(2)), index(8 * (i / 4) + i % 2));
             Value q = add(first, column);
-            auto [score, seen] = maskAndSee(
-                b.create<arith::MulFOp>(loc, s[i], scaleF), mask, q, queries,
-                o.rows[(i % 4) / 2], keys, less(q, index(queries)), causal);
+            // Keys past the end see nothing: with atomics their ds meets
+            // zero key rows in dq's product, where inf or NaN would
+            // survive.
+            Value key = o.rows[(i % 4) / 2];
+            Value inRange = less(q, index(queries));
+            if (atomics)
+              inRange =
+                  b.create<arith::AndIOp>(loc, inRange, less(key, index(keys)));
+            auto [score, seen] =
+                maskAndSee(b.create<arith::MulFOp>(loc, s[i], scaleF), mask, q,
+                           queries, key, keys, inRange, causal);
             auto [weight, grad] = gradientWeights(
                 score, seen,
                 b.create<memref::LoadOp>(loc, lseTile, ValueRange{column}),
@@ -1799,12 +2017,28 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
             p.push_back(weight);
             ds.push_back(grad);
           }
+          // ds transposed, for dq's product after the barrier: in the
+          // query tile's buffer once every warp has read it for s^T.
+          if (atomics) {
+            if (!dsOwnBuffer)
+              b.create<gpu::BarrierOp>(loc);
+            storePairsTransposed(l, dsTile, ds, element);
+          }
           int64_t split = 4 * headDim / 8;
           SmallVector<Value> next =
               addWeighted(l, ds, queryT, acc.take_front(split));
           llvm::append_range(next,
                              addWeighted(l, p, gradT, acc.drop_front(split)));
           b.create<gpu::BarrierOp>(loc);
+          if (atomics) {
+            addQueryGradShares(l, dsTile, keyTile, queryGradSum, first, element,
+                               queries, headDim);
+            // The next tile stages its queries into ds's buffer when that
+            // is the query tile's, once every warp has read ds; its own
+            // buffer is written again after the next tile's first barrier.
+            if (!dsOwnBuffer)
+              b.create<gpu::BarrierOp>(loc);
+          }
           return next;
         });
     SmallVector<Value> results(tileLoop.getResults());
@@ -1815,7 +2049,19 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
                    ArrayRef<Value>(results).drop_front(split), 1.0);
     b.create<gpu::TerminatorOp>(loc);
   }
-  if (queries != 0) {
+  if (atomics) {
+    forEachQueryGrad([&](Value row, Value column) {
+      Value sum = b.create<memref::LoadOp>(loc, queryGradSum,
+                                           at(queryGradSum, {row, column}));
+      b.create<memref::StoreOp>(
+          loc,
+          b.create<arith::TruncFOp>(
+              loc, element, b.create<arith::MulFOp>(loc, sum, f32(scale))),
+          grads[0], at(grads[0], {row, column}));
+    });
+    b.setInsertionPoint(call);
+    b.create<memref::DeallocOp>(loc, queryGradSum);
+  } else if (queries != 0) {
     // dq: query rows, key tiles.
     Own o =
         launchOwn(queries, Longest::Last, 2 * keys * (2 * headDim + valueDim),

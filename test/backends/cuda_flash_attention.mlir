@@ -743,22 +743,33 @@ func.func private @kiln_cuda_attention_grad(%q: memref<5x8xf32>, %k: memref<7x8x
 
 // -----
 
-// The bf16 gradient on tensor cores, two launches. dk and dv: blocks of
-// four warps owning 64 key rows (one per batch entry of 45 keys), the
-// warps' keys and values read once as A operands; per tile of 64 queries
-// the queries and dO staged as pairs of dims and transposed as pairs of
-// rows (64 x 32 words each) with their lse and rowsum, a barrier, s^T and
+// The bf16 gradient on tensor cores, by default one kernel over key rows
+// that adds dq with atomics (FlashAttention-2's backward): dq is summed
+// in an f32 buffer, zeroed by a launch first and scaled and rounded by
+// one last, then freed. The key kernel: blocks of four warps owning 64
+// key rows (one per batch entry of 45 keys), the warps' keys and values
+// read once as A operands, and the block's keys staged once transposed
+// as pairs of rows (64 dims x 32 words). Per tile of 64 queries the
+// queries and dO are staged as pairs of dims and transposed as pairs of
+// rows (64 x 32 words each) with their lse and rowsum; a barrier, s^T and
 // dp^T in 2 x 8 x 4 products (64 queries in eights, 64 dims in sixteens),
-// the bf16 mask widened, the weights and ds rounded to bf16, then 2 x 4 x
-// 8 products for dk += ds^T q and dv += p^T dO (64 queries in sixteens, 64
-// dims in eights), and a barrier; the loop carries 64 accumulators. dq:
-// blocks owning 64 query rows, per tile of 64 keys the keys as pairs of
-// dims and transposed and the values as pairs of dims, s and dp in 2 x 8 x
-// 4 products, dq += ds k in 4 x 8; 32 accumulators. No shuffles: each
-// lane's rows' lse and rowsum are read, not reduced.
+// the bf16 mask widened, the weights and ds rounded to bf16; a barrier
+// (every warp has read the query tile), ds transposed into the query
+// tile's buffer (one shuffle per eight queries swaps the halves of lanes
+// g and g + 1); 2 x 4 x 8 products for dk += ds^T q and dv += p^T dO (64
+// queries in sixteens, 64 dims in eights), and a barrier. Then dq's
+// share: each warp takes 16 of the tile's queries, two fragments of 8
+// dims at a time over the block's 64 keys (4 x 2 products), and adds
+// them with atomics; a last barrier before the next tile is staged into
+// ds's buffer. The loop carries 64 accumulators.
 // CHECK-LABEL: func.func @tensor_cores_grad(
-// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, {{.*}} threads({{.*}}) in (%{{.*}} = %c128{{[_0-9]*}}, {{.*}} workgroup(%[[QT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[GT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[QTT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[GTT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK:         %[[SUM:.*]] = memref.alloc() : memref<2x70x64xf32>
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c36{{[_0-9]*}}, {{.*}} threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}}
+// CHECK:           memref.store %{{.*}}, %[[SUM]]
+// CHECK:         gpu.terminator
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, {{.*}} threads({{.*}}) in (%{{.*}} = %c128{{[_0-9]*}}, {{.*}} workgroup(%[[QT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[GT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[QTT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[GTT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %[[KT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>)
 // CHECK:           memref.load %{{.*}} : memref<2x45x64xbf16>
+// CHECK:           memref.store %{{.*}}, %[[KT]]
 // CHECK:         %{{.*}}:64 = scf.for
 // CHECK:           memref.store %{{.*}}, %[[QT]]
 // CHECK:           memref.store %{{.*}}, %[[GT]]
@@ -769,28 +780,73 @@ func.func private @kiln_cuda_attention_grad(%q: memref<5x8xf32>, %k: memref<7x8x
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           arith.extf %{{.*}} : bf16 to f32
 // CHECK:           math.exp
-// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           gpu.barrier
+// CHECK-COUNT-8:   gpu.shuffle  xor %{{.*}}, %c4_i32{{[_0-9]*}}, %c32_i32{{[_0-9]*}} : i32
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           memref.store %{{.*}}, %[[QT]]
 // CHECK-COUNT-64:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           gpu.barrier
+// CHECK-NOT:       gpu.barrier
+// CHECK:           memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x32xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           memref.atomic_rmw addf %{{.*}}, %[[SUM]]
+// CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           memref.atomic_rmw addf %{{.*}}, %[[SUM]]
+// CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           memref.atomic_rmw addf %{{.*}}, %[[SUM]]
+// CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           memref.atomic_rmw addf %{{.*}}, %[[SUM]]
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           gpu.barrier
 // CHECK-NEXT:      scf.yield
 // CHECK:         memref.store %{{.*}}, %{{.*}} : memref<2x45x64xbf16>
 // CHECK:         memref.store %{{.*}}, %{{.*}} : memref<2x45x64xbf16>
 // CHECK:         gpu.terminator
-// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, {{.*}} workgroup(%[[KT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[KTT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>)
-// CHECK:         %{{.*}}:32 = scf.for
-// CHECK:           gpu.barrier
-// CHECK-COUNT-64:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
-// CHECK-NOT:       llvm.call_intrinsic
-// CHECK:           arith.truncf %{{.*}} : f32 to bf16
-// CHECK-COUNT-32:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
-// CHECK-NOT:       llvm.call_intrinsic
-// CHECK:           gpu.barrier
-// CHECK-NEXT:      scf.yield
-// CHECK:         memref.store %{{.*}}, %{{.*}} : memref<2x70x64xbf16>
-// CHECK-NOT:     gpu.shuffle
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c36{{[_0-9]*}}, {{.*}} threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}}
+// CHECK:           %[[X:.*]] = memref.load %[[SUM]]
+// CHECK:           %[[SCALED:.*]] = arith.mulf %[[X]], %cst{{[_0-9]*}} : f32
+// CHECK:           %[[ROUNDED:.*]] = arith.truncf %[[SCALED]] : f32 to bf16
+// CHECK:           memref.store %[[ROUNDED]], %{{.*}} : memref<2x70x64xbf16>
 // CHECK:         gpu.terminator
+// CHECK:         memref.dealloc %[[SUM]]
 // CHECK-NOT:   func.func private @kiln_cuda_attention_grad
+// With gradient-atomics=false, two launches and nothing atomic. dk and
+// dv as above without the keys transposed, ds or dq's share; dq: blocks
+// owning 64 query rows, per tile of 64 keys the keys as pairs of dims and
+// transposed and the values as pairs of dims, s and dp in 2 x 8 x 4
+// products, dq += ds k in 4 x 8; 32 accumulators. No shuffles: each
+// lane's rows' lse and rowsum are read, not reduced.
+// SPLIT-LABEL: func.func @tensor_cores_grad(
+// SPLIT-NOT:     memref.alloc
+// SPLIT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, {{.*}} workgroup(%{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>)
+// SPLIT:         %{{.*}}:64 = scf.for
+// SPLIT-NOT:       gpu.shuffle
+// SPLIT-COUNT-128: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// SPLIT-NOT:       gpu.shuffle
+// SPLIT-NOT:       llvm.call_intrinsic
+// SPLIT:           gpu.barrier
+// SPLIT-NEXT:      scf.yield
+// SPLIT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, {{.*}} workgroup(%[[KT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[KTT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>)
+// SPLIT:         %{{.*}}:32 = scf.for
+// SPLIT:           gpu.barrier
+// SPLIT-COUNT-64:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// SPLIT-NOT:       llvm.call_intrinsic
+// SPLIT:           arith.truncf %{{.*}} : f32 to bf16
+// SPLIT-COUNT-32:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// SPLIT-NOT:       llvm.call_intrinsic
+// SPLIT:           gpu.barrier
+// SPLIT-NEXT:      scf.yield
+// SPLIT:         memref.store %{{.*}}, %{{.*}} : memref<2x70x64xbf16>
+// SPLIT-NOT:     gpu.shuffle
+// SPLIT-NOT:     memref.atomic_rmw
+// SPLIT:         gpu.terminator
+// SPLIT-NEXT:    }
+// SPLIT-NEXT:    return
 func.func @tensor_cores_grad(%q: memref<2x70x64xbf16>, %k: memref<2x45x64xbf16>, %v: memref<2x45x64xbf16>, %do: memref<2x70x64xbf16>, %l: memref<2x70xf32>, %d: memref<2x70xf32>, %m: memref<1x70x45xbf16>, %dq: memref<2x70x64xbf16>, %dk: memref<2x45x64xbf16>, %dv: memref<2x45x64xbf16>) {
   call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %m, %dq, %dk, %dv) : (memref<2x70x64xbf16>, memref<2x45x64xbf16>, memref<2x45x64xbf16>, memref<2x70x64xbf16>, memref<2x70xf32>, memref<2x70xf32>, memref<1x70x45xbf16>, memref<2x70x64xbf16>, memref<2x45x64xbf16>, memref<2x45x64xbf16>) -> ()
   return
@@ -803,8 +859,12 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x70x64xbf16>, %k: memref
 
 // Head dims over 96: tiles of 16 rows of the other side (16 x 64 words for
 // the rows as pairs of dims, 128 x 8 transposed), and the warps' own rows
-// read again per tile, after the barrier, not kept in registers.
+// read again per tile, after the barrier, not kept in registers. Two
+// kernels even with atomics: over 64 dims the key kernel has no registers
+// left for dq's product.
 // CHECK-LABEL: func.func @tensor_cores_grad_wide(
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     memref.atomic_rmw
 // CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>)
 // CHECK-NOT:       memref.load %{{.*}} : memref<40x128xf16>
 // CHECK:         scf.for
@@ -818,5 +878,45 @@ func.func @tensor_cores_grad_wide(%q: memref<30x128xf16>, %k: memref<40x128xf16>
   return
 }
 func.func private @kiln_cuda_attention_grad(%q: memref<30x128xf16>, %k: memref<40x128xf16>, %v: memref<40x128xf16>, %do: memref<30x128xf16>, %l: memref<30xf32>, %d: memref<30xf32>, %dq: memref<30x128xf16>, %dk: memref<40x128xf16>, %dv: memref<40x128xf16>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 8.838834764831845e-02 : f64}} {
+  return
+}
+
+// -----
+
+// Head dims 32 (f16): ds has a buffer of its own (64 queries x 32 words),
+// beside the block's keys transposed (32 dims x 32 words), so a tile takes
+// the two barriers of the kernel without atomics: the next tile writes ds
+// only after its first. Each warp adds dq's share of 16 queries, two
+// fragments of 8 dims at a time (4 x 2 products each).
+// CHECK-LABEL: func.func @tensor_cores_grad_narrow(
+// CHECK:         %[[SUM:.*]] = memref.alloc() : memref<3x20x32xf32>
+// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x16xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %[[KT:.*]] : memref<32x32xi32, #gpu.address_space<workgroup>>, %[[DS:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>)
+// CHECK:           memref.store %{{.*}}, %[[KT]]
+// CHECK:         %{{.*}}:32 = scf.for
+// CHECK:           gpu.barrier
+// CHECK-NOT:       gpu.barrier
+// CHECK:           gpu.shuffle  xor
+// CHECK-NOT:       gpu.barrier
+// CHECK:           memref.store %{{.*}}, %[[DS]]
+// CHECK-NOT:       gpu.barrier
+// CHECK:           llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK:           gpu.barrier
+// CHECK-NOT:       gpu.barrier
+// CHECK:           memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x32xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           memref.atomic_rmw addf %{{.*}}, %[[SUM]]
+// CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           memref.atomic_rmw addf %{{.*}}, %[[SUM]]
+// CHECK-NOT:       gpu.barrier
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           scf.yield
+// CHECK:         memref.dealloc %[[SUM]]
+func.func @tensor_cores_grad_narrow(%q: memref<3x20x32xf16>, %k: memref<3x30x32xf16>, %v: memref<3x30x32xf16>, %do: memref<3x20x32xf16>, %l: memref<3x20xf32>, %d: memref<3x20xf32>, %dq: memref<3x20x32xf16>, %dk: memref<3x30x32xf16>, %dv: memref<3x30x32xf16>) {
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<3x20x32xf16>, memref<3x30x32xf16>, memref<3x30x32xf16>, memref<3x20x32xf16>, memref<3x20xf32>, memref<3x20xf32>, memref<3x20x32xf16>, memref<3x30x32xf16>, memref<3x30x32xf16>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<3x20x32xf16>, %k: memref<3x30x32xf16>, %v: memref<3x30x32xf16>, %do: memref<3x20x32xf16>, %l: memref<3x20xf32>, %d: memref<3x20xf32>, %dq: memref<3x20x32xf16>, %dk: memref<3x30x32xf16>, %dv: memref<3x30x32xf16>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.767766952966369e-01 : f64}} {
   return
 }

@@ -385,7 +385,10 @@ func.func @tensor_cores_wide(%q: tensor<1x40x128xbf16>, %k: tensor<1x75x128xbf16
 // queries over 150 keys (partial blocks and tiles of both sides); f16 with
 // D = 32 and Dv = 16 (tiles without the swizzle), 20 queries over 70 keys;
 // bf16 with head dims of 128 (tiles of 16, the own rows read per tile), 40
-// queries over 75 keys, causal. The kernels round p and ds to the
+// queries over 75 keys, causal. The first two take one kernel over key
+// rows that adds dq with atomics (f32 sums in any order), the third two
+// kernels, as all three do with --cuda-deterministic (which the harness
+// also builds for attention programs). The kernels round p and ds to the
 // operands' type before their products, as FlashAttention does: a
 // gradient moves by about one rounding of the terms it sums (within
 // 1.2e-2 here, where gradients reach about 6), which where they cancel

@@ -188,9 +188,9 @@ cl::opt<bool> cudaTf32(
 cl::opt<bool> cudaDeterministic(
     "cuda-deterministic",
     cl::desc("Sum every result of kiln's own CUDA kernels in the same order "
-             "on every run: the f32 attention gradient then takes two "
-             "kernels instead of one that adds dq with atomics (the f16 and "
-             "bf16 one on tensor cores always takes two) (--target=cuda or "
+             "on every run: the attention gradient then takes two kernels "
+             "instead of one that adds dq with atomics (f32 of head dims "
+             "64, f16 and bf16 of head dims up to 64) (--target=cuda or "
              "cuda-on-cpu; cuBLASLt and cuDNN choose their own algorithms)"),
     cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> noParallel(

@@ -59,9 +59,10 @@ struct CudaOptions {
   bool graphs = true;
   /// Sum every result of kiln's own kernels in an order that does not
   /// depend on the order in which blocks run, so that runs agree bit for
-  /// bit: the attention gradient of head dims 64 is then two kernels that
-  /// each recompute the probabilities, instead of one that adds dq with
-  /// atomics (kiln-cuda-flash-attention{gradient-atomics}).
+  /// bit: the attention gradient of head dims 64 (f32) or up to 64 (f16
+  /// and bf16, on tensor cores) is then two kernels that each recompute
+  /// the probabilities, instead of one that adds dq with atomics
+  /// (kiln-cuda-flash-attention{gradient-atomics}).
   bool deterministic = false;
   /// Run the kernels on the host instead (kiln-cuda-launches-on-cpu): the
   /// program lowers for the CPU, every kernel's body runs once per GPU

@@ -170,14 +170,19 @@ def KilnCudaFlashAttention
     which blocks run. Without it, a second launch owns 64 query rows and
     walks the key tiles for dq. A gradient call on f16 or bf16 buffers
     (lse and row sums f32) is the tensor-core gradient, whatever the
-    options, for D and Dv multiples of 16 up to 128: two launches of
-    blocks of four warps, each warp owning 16 rows. Over key rows, the
-    warps hold their keys and values as A operands and per query tile
-    (64 rows, 32 for head dims over 64, 16 over 96) compute s^T = K Q^T
-    and dp^T = V dO^T from the staged queries and dO, then dv += p^T dO
-    and dk += ds^T Q, p and ds rounded to the operands' type; over query
-    rows, s = Q K^T and dp = dO V^T per key tile, then dq += ds K. No
-    atomics: every sum in a fixed order. The functions are erased. No
+    options, for D and Dv multiples of 16 up to 128: blocks of four
+    warps, each warp owning 16 rows. Over key rows, the warps hold their
+    keys and values as A operands and per query tile (64 rows, 32 for
+    head dims over 64, 16 over 96) compute s^T = K Q^T and dp^T = V dO^T
+    from the staged queries and dO, then dv += p^T dO and dk += ds^T Q, p
+    and ds rounded to the operands' type. With gradient-atomics and head
+    dims up to 64, that launch also stages its keys once transposed,
+    writes each tile's ds transposed to workgroup memory and adds ds K
+    for the tile's queries into an f32 buffer with atomics, which a
+    launch zeroes before and another scales and rounds into dq after
+    (five products per tile instead of seven). Otherwise a second launch
+    over query rows computes s = Q K^T and dp = dO V^T per key tile, then
+    dq += ds K, every sum in a fixed order. The functions are erased. No
     Nq x Nk buffer exists.
   }];
   let options = [
@@ -187,9 +192,10 @@ def KilnCudaFlashAttention
     Option<"keysPerTile", "keys-per-tile", "int64_t", "64",
            "Keys per tile staged in workgroup memory">,
     Option<"gradientAtomics", "gradient-atomics", "bool", "true",
-           "Compute the register-tiled gradient in one kernel that adds dq "
-           "with atomics (false: two kernels that recompute p, summing every "
-           "result in a fixed order)">,
+           "Compute the register-tiled gradient, and the tensor-core one of "
+           "head dims up to 64, in one kernel that adds dq with atomics "
+           "(false: two kernels that recompute p, summing every result in "
+           "a fixed order)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect",
