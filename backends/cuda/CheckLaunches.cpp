@@ -10,13 +10,24 @@
 // program no device can run is refused when it is compiled, with the
 // launch's location and the limit it exceeds.
 //
+// It also checks the loops of a launch that synchronize its block: on a
+// GPU nothing separates what an iteration does after its last barrier
+// from what the next one does before its first, so a workgroup buffer
+// one of them writes and the other reads or writes races between warps.
+// The kernels are built by kiln's own passes, and `--target=cuda-on-cpu`
+// cannot show such a race (it runs a loop's iterations one after the
+// other for the whole block), so this is where it is refused.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir {
 namespace kiln {
@@ -55,6 +66,86 @@ std::optional<int64_t> bytesOf(Type type) {
   else
     return std::nullopt;
   return memref.getNumElements() * llvm::divideCeil(bits, 8);
+}
+
+/// Whether `op` is, or holds, a synchronization of the whole block.
+bool synchronizesBlock(Operation *op) {
+  return op
+      ->walk([](Operation *inner) {
+        return isa<gpu::BarrierOp, gpu::AllReduceOp>(inner)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The workgroup buffers of `launch` that `ops` (and the ops they hold)
+/// read and write, by their attribution's number.
+struct Accesses {
+  llvm::SmallDenseSet<unsigned> reads, writes;
+};
+Accesses accessesOf(gpu::LaunchOp launch, ArrayRef<Operation *> ops) {
+  auto attributionOf = [&](Value value) -> std::optional<unsigned> {
+    while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+      value = view.getViewSource();
+    for (auto [i, buffer] : llvm::enumerate(launch.getWorkgroupAttributions()))
+      if (buffer == value)
+        return i;
+    return std::nullopt;
+  };
+  Accesses accesses;
+  for (Operation *top : ops)
+    top->walk([&](MemoryEffectOpInterface op) {
+      SmallVector<MemoryEffects::EffectInstance> effects;
+      op.getEffects(effects);
+      for (const MemoryEffects::EffectInstance &effect : effects) {
+        std::optional<unsigned> buffer =
+            effect.getValue() ? attributionOf(effect.getValue()) : std::nullopt;
+        if (!buffer)
+          continue;
+        if (isa<MemoryEffects::Read>(effect.getEffect()))
+          accesses.reads.insert(*buffer);
+        if (isa<MemoryEffects::Write>(effect.getEffect()))
+          accesses.writes.insert(*buffer);
+      }
+    });
+  return accesses;
+}
+
+/// Fails, naming the buffer, where a loop of `launch` that synchronizes
+/// its block writes a workgroup buffer before its first synchronization
+/// that it reads or writes after its last (or reads one before that it
+/// writes after).
+LogicalResult checkLoopBarriers(gpu::LaunchOp launch) {
+  WalkResult result = launch.getBody().walk([&](scf::ForOp loop) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : loop.getBody()->without_terminator())
+      ops.push_back(&op);
+    auto first = llvm::find_if(ops, synchronizesBlock);
+    if (first == ops.end())
+      return WalkResult::advance();
+    auto last = std::find_if(ops.rbegin(), ops.rend(), synchronizesBlock);
+    Accesses head = accessesOf(launch, ArrayRef(ops.begin(), first));
+    Accesses tail = accessesOf(launch, ArrayRef(last.base(), ops.end()));
+    for (unsigned buffer : head.writes)
+      if (tail.reads.contains(buffer) || tail.writes.contains(buffer)) {
+        loop.emitError() << "workgroup buffer " << buffer
+                         << " is written before this loop's first barrier "
+                            "and used after its last: on a GPU one "
+                            "iteration's warps race the next's";
+        return WalkResult::interrupt();
+      }
+    for (unsigned buffer : head.reads)
+      if (tail.writes.contains(buffer)) {
+        loop.emitError() << "workgroup buffer " << buffer
+                         << " is read before this loop's first barrier and "
+                            "written after its last: on a GPU one "
+                            "iteration's warps race the next's";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
 }
 
 struct KilnCudaCheckLaunchesPass
@@ -107,7 +198,7 @@ struct KilnCudaCheckLaunchesPass
       return launch.emitError() << "workgroup buffers of " << shared
                                 << " bytes exceed the " << kMaxStaticSharedBytes
                                 << " a CUDA block may allocate statically";
-    return success();
+    return checkLoopBarriers(launch);
   }
 };
 

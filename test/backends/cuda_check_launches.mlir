@@ -111,3 +111,107 @@ func.func @workgroup_memory() {
   }
   return
 }
+
+// -----
+
+// A loop that synchronizes its block: what an iteration does after its
+// last barrier and what the next does before its first run at once on a
+// GPU. Staging into %a before the first barrier while the end of the
+// loop reads %a races.
+func.func @loop_race_read(%n: index, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%a : memref<64xf32, #gpu.address_space<workgroup>>,
+                       %b : memref<64xf32, #gpu.address_space<workgroup>>) {
+    // expected-error @+1 {{workgroup buffer 0 is written before this loop's first barrier and used after its last: on a GPU one iteration's warps race the next's}}
+    scf.for %i = %c0 to %n step %c1 {
+      %x = memref.load %out[%tx] : memref<64xf32>
+      memref.store %x, %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %other = arith.subi %c64, %tx : index
+      %last = arith.subi %other, %c1 : index
+      %y = memref.load %a[%last] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %y, %b[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %z = memref.load %a[%last] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %z, %out[%tx] : memref<64xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Reading %a before the first barrier while the end of the loop writes
+// it (through a view) races too.
+func.func @loop_race_write(%n: index, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%a : memref<64xf32, #gpu.address_space<workgroup>>) {
+    // expected-error @+1 {{workgroup buffer 0 is read before this loop's first barrier and written after its last: on a GPU one iteration's warps race the next's}}
+    scf.for %i = %c0 to %n step %c1 {
+      %x = memref.load %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %out[%tx] : memref<64xf32>
+      gpu.barrier
+      %half = memref.subview %a[32] [32] [1] : memref<64xf32, #gpu.address_space<workgroup>> to memref<32xf32, strided<[1], offset: 32>, #gpu.address_space<workgroup>>
+      %c5 = arith.constant 5 : index
+      %y = arith.constant 1.0 : f32
+      memref.store %y, %half[%c5] : memref<32xf32, strided<[1], offset: 32>, #gpu.address_space<workgroup>>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A barrier ending the loop, or the two ends on different buffers, and
+// loops that do not synchronize the block, are left alone.
+// CHECK-LABEL: func.func @loops_without_races(
+// CHECK-COUNT-2: gpu.launch
+func.func @loops_without_races(%n: index, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%a : memref<64xf32, #gpu.address_space<workgroup>>,
+                       %b : memref<64xf32, #gpu.address_space<workgroup>>) {
+    scf.for %i = %c0 to %n step %c1 {
+      %x = memref.load %out[%tx] : memref<64xf32>
+      memref.store %x, %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %y = memref.load %a[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %y, %b[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %z = memref.load %b[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %z, %out[%tx] : memref<64xf32>
+    }
+    scf.for %i = %c0 to %n step %c1 {
+      %x = memref.load %out[%tx] : memref<64xf32>
+      memref.store %x, %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %y = memref.load %a[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %y, %out[%tx] : memref<64xf32>
+      gpu.barrier
+    }
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%a : memref<64xf32, #gpu.address_space<workgroup>>) {
+    scf.for %i = %c0 to %n step %c1 {
+      %x = memref.load %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    }
+    gpu.terminator
+  }
+  return
+}

@@ -729,7 +729,14 @@ def KilnCudaCheckLaunches
     48 KiB. Each `gpu.launch` whose sizes are constants is checked against
     these limits, and one that exceeds them is an error at the launch's
     location that names the limit: a program too large for the device
-    fails at compile time instead of at its first call.
+    fails at compile time instead of at its first call. A launch's loop
+    whose body synchronizes the block (`gpu.barrier`, `gpu.all_reduce`)
+    is an error, naming the workgroup buffer, where the ops before its
+    first synchronization write a buffer (through any view) that the ops
+    after its last read or write, or read one that those write: nothing
+    separates the two ends of consecutive iterations on a GPU, and
+    `kiln-cuda-launches-on-cpu` runs them in order for the whole block, so
+    that only this check finds the race.
   }];
 }
 
