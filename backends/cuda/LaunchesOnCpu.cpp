@@ -38,7 +38,10 @@
 //    into one value for every thread;
 //  - a loop that holds a synchronization runs on the host, its body's
 //    phases inside it; what the threads carry from trip to trip waits in
-//    slots.
+//    slots. Every thread thus ends a trip before any starts the next,
+//    which a GPU does not promise: a workgroup buffer used at both ends
+//    of such a loop's body races there, and kiln-cuda-check-launches
+//    refuses it for both targets.
 //
 // Every thread must reach each synchronization, so that a phase is the
 // same code for all: only loops whose bounds are the same for every thread
