@@ -12,8 +12,9 @@
 //
 // It also checks the loops of a launch that synchronize its block: on a
 // GPU nothing separates what an iteration does after its last barrier
-// from what the next one does before its first, so a workgroup buffer
-// one of them writes and the other reads or writes races between warps.
+// from what the next one does before its first (nor the loop's entry
+// and exit from the code around it), so a workgroup buffer one of them
+// writes and the other reads or writes races between warps.
 // The kernels are built by kiln's own passes, and `--target=cuda-on-cpu`
 // cannot show such a race (it runs a loop's iterations one after the
 // other for the whole block), so this is where it is refused.
@@ -112,35 +113,80 @@ Accesses accessesOf(gpu::LaunchOp launch, ArrayRef<Operation *> ops) {
   return accesses;
 }
 
+/// A workgroup buffer that `before` writes and `after` reads or writes, or
+/// that `before` reads and `after` writes, and whether `before` writes it.
+std::optional<std::pair<unsigned, bool>> conflict(const Accesses &before,
+                                                  const Accesses &after) {
+  for (unsigned buffer : before.writes)
+    if (after.reads.contains(buffer) || after.writes.contains(buffer))
+      return std::make_pair(buffer, true);
+  for (unsigned buffer : before.reads)
+    if (after.writes.contains(buffer))
+      return std::make_pair(buffer, false);
+  return std::nullopt;
+}
+
 /// Fails, naming the buffer, where a loop of `launch` that synchronizes
-/// its block writes a workgroup buffer before its first synchronization
-/// that it reads or writes after its last (or reads one before that it
-/// writes after).
+/// its block uses a workgroup buffer in two stretches that nothing
+/// separates on a GPU, one of them writing it: after the body's last
+/// synchronization and before its first (one trip's warps and the
+/// next's), before the loop (from the last synchronization of its block)
+/// and before the body's first (the warps still before the loop and
+/// those already in it), or after the body's last and after the loop (up
+/// to the next synchronization of its block).
 LogicalResult checkLoopBarriers(gpu::LaunchOp launch) {
-  WalkResult result = launch.getBody().walk([&](scf::ForOp loop) {
+  auto opsOf = [](Block::iterator begin, Block::iterator end) {
     SmallVector<Operation *> ops;
-    for (Operation &op : loop.getBody()->without_terminator())
+    for (Operation &op : llvm::make_range(begin, end))
       ops.push_back(&op);
+    return ops;
+  };
+  WalkResult result = launch.getBody().walk([&](scf::ForOp loop) {
+    SmallVector<Operation *> ops = opsOf(
+        loop.getBody()->begin(), loop.getBody()->without_terminator().end());
     auto first = llvm::find_if(ops, synchronizesBlock);
     if (first == ops.end())
       return WalkResult::advance();
     auto last = std::find_if(ops.rbegin(), ops.rend(), synchronizesBlock);
     Accesses head = accessesOf(launch, ArrayRef(ops.begin(), first));
     Accesses tail = accessesOf(launch, ArrayRef(last.base(), ops.end()));
-    for (unsigned buffer : head.writes)
-      if (tail.reads.contains(buffer) || tail.writes.contains(buffer)) {
-        loop.emitError() << "workgroup buffer " << buffer
-                         << " is written before this loop's first barrier "
-                            "and used after its last: on a GPU one "
-                            "iteration's warps race the next's";
-        return WalkResult::interrupt();
+    // The loop's block before it, from its last synchronization, and
+    // after it, up to the next.
+    Block *block = loop->getBlock();
+    Block::iterator from = block->begin(), to = block->end();
+    for (Operation &op :
+         llvm::make_range(block->begin(), Block::iterator(loop)))
+      if (synchronizesBlock(&op))
+        from = std::next(Block::iterator(&op));
+    for (Operation &op :
+         llvm::make_range(std::next(Block::iterator(loop)), block->end()))
+      if (synchronizesBlock(&op)) {
+        to = Block::iterator(&op);
+        break;
       }
-    for (unsigned buffer : head.reads)
-      if (tail.writes.contains(buffer)) {
-        loop.emitError() << "workgroup buffer " << buffer
-                         << " is read before this loop's first barrier and "
-                            "written after its last: on a GPU one "
-                            "iteration's warps race the next's";
+    Accesses before = accessesOf(launch, opsOf(from, Block::iterator(loop)));
+    Accesses after =
+        accessesOf(launch, opsOf(std::next(Block::iterator(loop)), to));
+    struct Stretches {
+      const Accesses &first, &second;
+      StringLiteral firstPlace, secondPlace, who;
+    };
+    const Stretches pairs[] = {
+        {tail, head, "after this loop's last barrier", "before its first",
+         "one iteration's warps race the next's"},
+        {before, head, "before this loop (since the last barrier)",
+         "before its first barrier",
+         "the warps still before the loop race those in it"},
+        {tail, after, "after this loop's last barrier",
+         "after the loop (before the next barrier)",
+         "the warps still in the loop race those past it"}};
+    for (const Stretches &pair : pairs)
+      if (auto found = conflict(pair.first, pair.second)) {
+        loop.emitError() << "workgroup buffer " << found->first << " is "
+                         << (found->second ? "written " : "read ")
+                         << pair.firstPlace << " and "
+                         << (found->second ? "used " : "written ")
+                         << pair.secondPlace << ": on a GPU " << pair.who;
         return WalkResult::interrupt();
       }
     return WalkResult::advance();

@@ -38,9 +38,10 @@
 //    into one value for every thread;
 //  - a loop that holds a synchronization runs on the host, its body's
 //    phases inside it; what the threads carry from trip to trip waits in
-//    slots. Every thread thus ends a trip before any starts the next,
-//    which a GPU does not promise: a workgroup buffer used at both ends
-//    of such a loop's body races there, and kiln-cuda-check-launches
+//    slots. Every thread thus ends a trip before any starts the next (and
+//    reaches the loop before any enters it, and leaves it before any goes
+//    on), which a GPU does not promise: a workgroup buffer used on both
+//    sides of those points races there, and kiln-cuda-check-launches
 //    refuses it for both targets.
 //
 // Every thread must reach each synchronization, so that a phase is the

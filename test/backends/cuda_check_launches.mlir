@@ -116,8 +116,9 @@ func.func @workgroup_memory() {
 
 // A loop that synchronizes its block: what an iteration does after its
 // last barrier and what the next does before its first run at once on a
-// GPU. Staging into %a before the first barrier while the end of the
-// loop reads %a races.
+// GPU (and one after the other for the whole block on the host, which
+// hides the race). Staging into %a before the first barrier while the end
+// of the loop reads %a races.
 func.func @loop_race_read(%n: index, %out: memref<64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -126,7 +127,7 @@ func.func @loop_race_read(%n: index, %out: memref<64xf32>) {
              threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
              workgroup(%a : memref<64xf32, #gpu.address_space<workgroup>>,
                        %b : memref<64xf32, #gpu.address_space<workgroup>>) {
-    // expected-error @+1 {{workgroup buffer 0 is written before this loop's first barrier and used after its last: on a GPU one iteration's warps race the next's}}
+    // expected-error @+1 {{workgroup buffer 0 is read after this loop's last barrier and written before its first: on a GPU one iteration's warps race the next's}}
     scf.for %i = %c0 to %n step %c1 {
       %x = memref.load %out[%tx] : memref<64xf32>
       memref.store %x, %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
@@ -155,7 +156,7 @@ func.func @loop_race_write(%n: index, %out: memref<64xf32>) {
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
              workgroup(%a : memref<64xf32, #gpu.address_space<workgroup>>) {
-    // expected-error @+1 {{workgroup buffer 0 is read before this loop's first barrier and written after its last: on a GPU one iteration's warps race the next's}}
+    // expected-error @+1 {{workgroup buffer 0 is written after this loop's last barrier and used before its first: on a GPU one iteration's warps race the next's}}
     scf.for %i = %c0 to %n step %c1 {
       %x = memref.load %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
       memref.store %x, %out[%tx] : memref<64xf32>
@@ -211,6 +212,86 @@ func.func @loops_without_races(%n: index, %out: memref<64xf32>) {
       %x = memref.load %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
       memref.store %x, %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
     }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Staging %a before the loop with no barrier between the staging and the
+// loop's first reads of it: the warps that enter the loop first read what
+// the others may not have written yet.
+func.func @loop_entry_race(%n: index, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%a : memref<64xf32, #gpu.address_space<workgroup>>) {
+    %x = memref.load %out[%tx] : memref<64xf32>
+    memref.store %x, %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{workgroup buffer 0 is written before this loop (since the last barrier) and used before its first barrier: on a GPU the warps still before the loop race those in it}}
+    scf.for %i = %c0 to %n step %c1 {
+      %y = memref.load %a[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %y, %out[%tx] : memref<64xf32>
+      gpu.barrier
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Writing %b after the loop's last barrier and reading it after the loop
+// with no barrier between.
+func.func @loop_exit_race(%n: index, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%b : memref<64xf32, #gpu.address_space<workgroup>>) {
+    // expected-error @+1 {{workgroup buffer 0 is written after this loop's last barrier and used after the loop (before the next barrier): on a GPU the warps still in the loop race those past it}}
+    scf.for %i = %c0 to %n step %c1 {
+      gpu.barrier
+      %x = memref.load %out[%tx] : memref<64xf32>
+      memref.store %x, %b[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    }
+    %y = memref.load %b[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+    memref.store %y, %out[%tx] : memref<64xf32>
+    gpu.barrier
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// The same with barriers before and after the loop: left alone.
+// CHECK-LABEL: func.func @loop_ends_separated(
+// CHECK:         scf.for
+func.func @loop_ends_separated(%n: index, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%a : memref<64xf32, #gpu.address_space<workgroup>>,
+                       %b : memref<64xf32, #gpu.address_space<workgroup>>) {
+    %x = memref.load %out[%tx] : memref<64xf32>
+    memref.store %x, %a[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    scf.for %i = %c0 to %n step %c1 {
+      %y = memref.load %a[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      memref.store %y, %b[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+    }
+    gpu.barrier
+    %z = memref.load %b[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+    memref.store %z, %out[%tx] : memref<64xf32>
     gpu.terminator
   }
   return

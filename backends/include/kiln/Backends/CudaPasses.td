@@ -731,12 +731,15 @@ def KilnCudaCheckLaunches
     location that names the limit: a program too large for the device
     fails at compile time instead of at its first call. A launch's loop
     whose body synchronizes the block (`gpu.barrier`, `gpu.all_reduce`)
-    is an error, naming the workgroup buffer, where the ops before its
-    first synchronization write a buffer (through any view) that the ops
-    after its last read or write, or read one that those write: nothing
-    separates the two ends of consecutive iterations on a GPU, and
-    `kiln-cuda-launches-on-cpu` runs them in order for the whole block, so
-    that only this check finds the race.
+    is an error, naming the workgroup buffer, where two stretches that no
+    synchronization separates on a GPU use a buffer (through any view) and
+    one of them writes it: the body after its last synchronization and
+    the body before its first (consecutive iterations), the loop's block
+    before the loop since its last synchronization and the body before
+    its first (the loop's entry), or the body after its last and the
+    block after the loop up to its next (the exit).
+    `kiln-cuda-launches-on-cpu` runs each of those in order for the whole
+    block, so that only this check finds such a race.
   }];
 }
 
