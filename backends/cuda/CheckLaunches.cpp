@@ -21,6 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LaunchHints.h"
+
 #include "kiln/Backends/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,27 +50,6 @@ constexpr int64_t kMaxGridYZ = 65535;
 constexpr int64_t kMaxBlockXY = 1024;
 constexpr int64_t kMaxBlockZ = 64;
 constexpr int64_t kMaxThreads = 1024;
-/// Statically allocated shared memory per block; more needs dynamic
-/// shared memory and an opt-in attribute on the kernel.
-constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
-
-/// The bytes of a workgroup attribution, if its type has a static size.
-std::optional<int64_t> bytesOf(Type type) {
-  auto memref = dyn_cast<MemRefType>(type);
-  if (!memref || !memref.hasStaticShape())
-    return std::nullopt;
-  Type element = memref.getElementType();
-  int64_t bits;
-  if (auto vector = dyn_cast<VectorType>(element))
-    bits = vector.getNumElements() *
-           vector.getElementType().getIntOrFloatBitWidth();
-  else if (element.isIntOrIndexOrFloat() && !element.isIndex())
-    bits = element.getIntOrFloatBitWidth();
-  else
-    return std::nullopt;
-  return memref.getNumElements() * llvm::divideCeil(bits, 8);
-}
-
 /// Whether `op` is, or holds, a synchronization of the whole block.
 bool synchronizesBlock(Operation *op) {
   return op
@@ -238,12 +219,13 @@ struct KilnCudaCheckLaunchesPass
              << kMaxThreads << " a CUDA device runs";
     int64_t shared = 0;
     for (BlockArgument buffer : launch.getWorkgroupAttributions())
-      if (std::optional<int64_t> bytes = bytesOf(buffer.getType()))
+      if (std::optional<int64_t> bytes = kiln::workgroupBytes(buffer.getType()))
         shared += *bytes;
-    if (shared > kMaxStaticSharedBytes)
-      return launch.emitError() << "workgroup buffers of " << shared
-                                << " bytes exceed the " << kMaxStaticSharedBytes
-                                << " a CUDA block may allocate statically";
+    if (shared > kiln::kMaxStaticSharedBytes)
+      return launch.emitError()
+             << "workgroup buffers of " << shared << " bytes exceed the "
+             << kiln::kMaxStaticSharedBytes
+             << " a CUDA block may allocate statically";
     return checkLoopBarriers(launch);
   }
 };

@@ -96,9 +96,6 @@ static constexpr llvm::StringLiteral kAttentionGradAttr =
 /// statically on every architecture).
 static constexpr int64_t kSharedFloats = 11264;
 
-/// The workgroup memory a block may have statically on every architecture.
-static constexpr int64_t kMaxStaticShared = 48 * 1024;
-
 /// The bytes of rows that the blocks running at one time may share from
 /// L2 when a causal grid interleaves batch entries (launchBlocks): a third
 /// of an H100's or H200's 50 MiB, and within an A100's 40 MiB.
@@ -1157,8 +1154,7 @@ private:
     Value odd = equal(b.create<arith::RemUIOp>(loc, l.g, index(2)), one);
     Value pairColumn = add(mul(l.warp, index(8)),
                            b.create<arith::DivUIOp>(loc, l.g, index(2)));
-    Value row0 =
-        add(mul(l.t, index(2)), b.create<arith::SelectOp>(loc, odd, one, zero));
+    Value row0 = add(mul(l.t, index(2)), select(odd, one, zero));
     for (int64_t n = 0; n < int64_t(fragments.size()) / 4; ++n) {
       // Halves h = 0 and 1 (rows g and g + 8): each lane's bits of columns
       // 2 t and 2 t + 1, and the one its partner needs in one word.
@@ -1890,14 +1886,12 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
       workgroupType({tile}),    workgroupType({tile})};
   MemRefType keyT = words(headDim, kMmaRows / 2),
              dsType = words(tile, kMmaRows / 2);
-  auto bytesOf = [](ArrayRef<MemRefType> types) {
-    int64_t bytes = 0;
-    for (MemRefType type : types)
-      bytes += 4 * type.getNumElements();
-    return bytes;
-  };
-  bool dsOwnBuffer =
-      bytesOf(keyBuffers) + bytesOf({keyT, dsType}) <= kMaxStaticShared;
+  int64_t bytes = 0;
+  for (MemRefType type : keyBuffers)
+    bytes += *mlir::kiln::workgroupBytes(type);
+  for (MemRefType type : {keyT, dsType})
+    bytes += *mlir::kiln::workgroupBytes(type);
+  bool dsOwnBuffer = bytes <= mlir::kiln::kMaxStaticSharedBytes;
   // Atomics where the key kernel keeps its own rows in registers: with
   // head dims over 64 it has no registers left for dq's product (ptxas
   // spills 112 bytes at D = Dv = 128 and 196 at 96, sm_90), and those
