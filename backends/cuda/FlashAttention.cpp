@@ -1933,9 +1933,11 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   }
   if (keys != 0) {
     // dk and dv: key rows, query tiles.
+    // Each entry's rows a block reads: the queries and dO (2 bytes a dim),
+    // lse and rowsum, and with atomics dq's f32 sums (4 bytes a dim).
     Own o = launchOwn(
         keys, Longest::First,
-        2 * queries * ((atomics ? 2 : 1) * headDim + valueDim + 4), keyBuffers);
+        2 * queries * ((atomics ? 3 : 1) * headDim + valueDim + 4), keyBuffers);
     ValueRange staged = o.launch.getWorkgroupAttributions();
     Value queryTile = staged[0], gradTile = staged[1], queryT = staged[2],
           gradT = staged[3], lseTile = staged[4], deltaTile = staged[5];

@@ -920,3 +920,28 @@ func.func @tensor_cores_grad_narrow(%q: memref<3x20x32xf16>, %k: memref<3x30x32x
 func.func private @kiln_cuda_attention_grad(%q: memref<3x20x32xf16>, %k: memref<3x30x32xf16>, %v: memref<3x30x32xf16>, %do: memref<3x20x32xf16>, %l: memref<3x20xf32>, %d: memref<3x20xf32>, %dq: memref<3x20x32xf16>, %dk: memref<3x30x32xf16>, %dv: memref<3x30x32xf16>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.767766952966369e-01 : f64}} {
   return
 }
+
+// -----
+
+// The causal tensor-core gradient's key kernel groups the batch entries
+// whose rows fit a share of L2 together (16 MiB): with atomics an entry's
+// blocks read 6144 queries of dO and the query rows (2 bytes a dim), lse
+// and rowsum, and add into dq's f32 sums (4 bytes a dim), 3.05 MiB in
+// all, so 3 of the 6 entries go together (block b: entry 3 (b / 3) + b
+// mod 3); counted at 2 bytes a dim of dq, 2.3 MiB, all 6 would.
+// CHECK-LABEL: func.func @tensor_cores_grad_groups(
+// CHECK:         gpu.launch blocks
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c6{{[_0-9]*}},
+// CHECK:           %[[BX32:.*]] = arith.index_castui %[[BX]] : index to i32
+// CHECK:           %[[INGROUP32:.*]] = arith.remui %[[BX32]], %c3_i32
+// CHECK:           %[[INGROUP:.*]] = arith.index_castui %[[INGROUP32]] : i32 to index
+// CHECK:           arith.divui %[[BX32]], %c3_i32
+// CHECK:           %[[FIRST:.*]] = arith.muli %{{.*}}, %c3
+// CHECK:           arith.addi %[[FIRST]], %[[INGROUP]]
+func.func @tensor_cores_grad_groups(%q: memref<6x6144x64xbf16>, %k: memref<6x64x64xbf16>, %v: memref<6x64x64xbf16>, %do: memref<6x6144x64xbf16>, %l: memref<6x6144xf32>, %d: memref<6x6144xf32>, %dq: memref<6x6144x64xbf16>, %dk: memref<6x64x64xbf16>, %dv: memref<6x64x64xbf16>) {
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<6x6144x64xbf16>, memref<6x64x64xbf16>, memref<6x64x64xbf16>, memref<6x6144x64xbf16>, memref<6x6144xf32>, memref<6x6144xf32>, memref<6x6144x64xbf16>, memref<6x64x64xbf16>, memref<6x64x64xbf16>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<6x6144x64xbf16>, %k: memref<6x64x64xbf16>, %v: memref<6x64x64xbf16>, %do: memref<6x6144x64xbf16>, %l: memref<6x6144xf32>, %d: memref<6x6144xf32>, %dq: memref<6x6144x64xbf16>, %dk: memref<6x64x64xbf16>, %dv: memref<6x64x64xbf16>) attributes {kiln.cuda_attention_grad = {causal = true, scale = 1.250000e-01 : f64}} {
+  return
+}
