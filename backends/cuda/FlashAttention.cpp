@@ -70,6 +70,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -95,6 +96,9 @@ static constexpr llvm::StringLiteral kAttentionGradAttr =
 /// of that tile, in floats (44 KiB, within the 48 KiB a block may have
 /// statically on every architecture).
 static constexpr int64_t kSharedFloats = 11264;
+
+/// The alignment of a 16-byte read, the widest a thread may make.
+static constexpr int64_t kAlignedBytes = 16;
 
 /// The bytes of rows that the blocks running at one time may share from
 /// L2 when a causal grid interleaves batch entries (launchBlocks): a third
@@ -166,6 +170,15 @@ static bool fitsTheTiledGradient(int64_t headDim, int64_t valueDim) {
 /// and the block walks the keys in tiles (mmaTileKeys).
 static constexpr int64_t kMmaWarps = 4;
 static constexpr int64_t kMmaRows = 16 * kMmaWarps;
+
+/// The blocks per multiprocessor the tensor-core forward asks ptxas for
+/// (kiln.min_blocks_per_sm) where its head dims are at most
+/// kMmaBlocksPerSMDims: three blocks of 128 threads leave 168 registers a
+/// thread, which those kernels fit without spilling on sm_90, while left
+/// to itself ptxas may take up to 220 where the rows are clamped (D = Dv =
+/// 96, 300 rows) and run two blocks per SM. Wider head dims take 255.
+static constexpr int64_t kMmaBlocksPerSM = 3;
+static constexpr int64_t kMmaBlocksPerSMDims = 96;
 
 /// The keys of the tensor-core kernel's tiles: 64, or 32 for head dims
 /// over 64, whose query words and accumulators take twice the registers
@@ -1052,45 +1065,163 @@ private:
                                        add(l.t, index(8 * chunk + 4 * w)))}));
     return words;
   }
+  /// Whether rows of `source` may be read 16 bytes at a time where the
+  /// buffer itself starts at a 16-byte boundary: a static layout whose
+  /// offset and outer strides are multiples of 16 bytes, its rows
+  /// contiguous (the callers read chunks of 16 bytes from columns that are
+  /// multiples of such chunks).
+  bool alignable(MemRefType type) {
+    int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(getStridesAndOffset(type, strides, offset)) ||
+        ShapedType::isDynamic(offset) ||
+        offset * elementBytes % kAlignedBytes != 0 || strides.back() != 1)
+      return false;
+    return llvm::all_of(ArrayRef(strides).drop_back(), [&](int64_t stride) {
+      return !ShapedType::isDynamic(stride) &&
+             stride * elementBytes % kAlignedBytes == 0;
+    });
+  }
+  /// Runs `stage(aligned)`, which reads rows of `source` in chunks of 16
+  /// bytes (readChunk), twice over: with aligned = true where the buffer
+  /// starts at a 16-byte boundary, which every chunk then does, and with
+  /// false elsewhere. The buffers a program allocates are aligned; a
+  /// caller's view of a larger array may not be.
+  void whereAligned(Value source, function_ref<void(bool)> stage) {
+    if (!alignable(cast<MemRefType>(source.getType()))) {
+      stage(false);
+      return;
+    }
+    Value start = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, source);
+    auto ifOp = b.create<scf::IfOp>(
+        loc,
+        equal(b.create<arith::RemUIOp>(loc, start, index(kAlignedBytes)), zero),
+        /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    stage(true);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    stage(false);
+  }
+  /// Columns column .. column + n - 1 (16 bytes) of row `row` of this
+  /// block's batch entry of `source` as a vector, zeros where row >= rows:
+  /// a read that stays in bounds without a branch. Where `aligned`
+  /// (whereAligned), one load of 16 bytes that says so, in the global
+  /// address space (ld.global.v4 on a GPU). Elsewhere a vector.load, which
+  /// LLVM reads an element at a time, knowing no more alignment than an
+  /// element's.
+  Value readChunk(bool aligned, Value source, Value row, int64_t rows,
+                  Value column, int64_t n) {
+    auto type = cast<MemRefType>(source.getType());
+    auto chunkType = VectorType::get({n}, type.getElementType());
+    assert(n * type.getElementTypeBitWidth() == 8 * kAlignedBytes &&
+           "a chunk of 16 bytes");
+    SmallVector<Value> indices = at(
+        source, {b.create<arith::MinSIOp>(loc, row, index(rows - 1)), column});
+    Value chunk;
+    if (aligned) {
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      (void)getStridesAndOffset(type, strides, offset);
+      Value element = index(offset);
+      for (auto [i, stride] : llvm::enumerate(strides))
+        element = add(element, mul(indices[i], index(stride)));
+      Value address =
+          add(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, source),
+              mul(element, index(type.getElementTypeBitWidth() / 8)));
+      // A generic pointer cast to the global address space (cvta.to.global;
+      // nothing on the host).
+      Value pointer = b.create<LLVM::AddrSpaceCastOp>(
+          loc, LLVM::LLVMPointerType::get(b.getContext(), /*global=*/1),
+          b.create<LLVM::IntToPtrOp>(
+              loc, LLVM::LLVMPointerType::get(b.getContext()),
+              b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), address)));
+      chunk = b.create<LLVM::LoadOp>(loc, chunkType, pointer, kAlignedBytes);
+    } else {
+      chunk = b.create<vector::LoadOp>(loc, chunkType, source, indices);
+    }
+    return b.create<arith::SelectOp>(
+        loc, less(row, index(rows)), chunk,
+        b.create<arith::ConstantOp>(loc, b.getZeroAttr(chunkType)));
+  }
+  /// A vector of halves as words: word w holds halves 2w (low bits) and
+  /// 2w + 1, as packHalves makes them.
+  Value wordsOf(Value pairs) {
+    int64_t n = cast<VectorType>(pairs.getType()).getNumElements();
+    return b.create<vector::BitCastOp>(
+        loc, VectorType::get({n / 2}, b.getI32Type()), pairs);
+  }
+  /// Word w of wordsOf's vector.
+  Value wordOf(Value words, int64_t w) {
+    return b.create<vector::ExtractOp>(loc, words, ArrayRef<int64_t>{w});
+  }
   /// tile[r][c] (swizzled) = columns 2c and 2c + 1 of row first + r of
   /// this block's batch entry of `source` as one word, zeros from row
-  /// `limit` on: rows as B operands whose k runs along the columns.
+  /// `limit` on: rows as B operands whose k runs along the columns. A
+  /// thread stages 4 words at a time, which the swizzle keeps together:
+  /// one 16-byte read and one 16-byte store where `source` is aligned
+  /// (whereAligned). The eight threads that store at once store a row's
+  /// eight chunks, in different banks.
   void stagePairs(Value source, Value first, int64_t limit, Value tile,
                   Value thread, int64_t threads) {
     auto type = cast<MemRefType>(tile.getType());
     int64_t width = type.getDimSize(1);
-    loop(thread, index(type.getNumElements()), index(threads), {},
-         [&](Value e, ValueRange) {
-           Value r = b.create<arith::DivUIOp>(loc, e, index(width));
-           Value c = b.create<arith::RemUIOp>(loc, e, index(width));
-           Value row = add(first, r), column = mul(c, index(2));
-           Value word =
-               packHalves(loadOrZero(source, row, limit, column),
-                          loadOrZero(source, row, limit, add(column, one)));
-           b.create<memref::StoreOp>(loc, word, tile,
-                                     ValueRange{r, swizzledWord(width, r, c)});
-           return SmallVector<Value>{};
-         });
+    assert(width % 4 == 0 && "rows of chunks of four words");
+    int64_t chunks = width / 4;
+    whereAligned(source, [&](bool aligned) {
+      loop(thread, index(type.getDimSize(0) * chunks), index(threads), {},
+           [&](Value e, ValueRange) {
+             Value r = b.create<arith::DivUIOp>(loc, e, index(chunks));
+             Value c =
+                 mul(b.create<arith::RemUIOp>(loc, e, index(chunks)), index(4));
+             Value pairs = readChunk(aligned, source, add(first, r), limit,
+                                     mul(c, index(2)), 8);
+             Value words = wordsOf(pairs);
+             Value placed = swizzledWord(width, r, c);
+             for (int64_t w = 0; w < 4; ++w)
+               b.create<memref::StoreOp>(loc, wordOf(words, w), tile,
+                                         ValueRange{r, add(placed, index(w))});
+             return SmallVector<Value>{};
+           });
+    });
   }
   /// tile[d][c] (swizzled) = column d of rows first + 2c and first + 2c + 1
   /// of `source` as one word, zeros from row `limit` on: rows as B
-  /// operands whose k runs along the rows. Consecutive threads read
-  /// consecutive columns of a row.
+  /// operands whose k runs along the rows. A thread reads 8 columns of its
+  /// two rows (two 16-byte reads where `source` is aligned) and stores
+  /// their 8 words; the threads that store at once take consecutive pairs
+  /// of rows, which the swizzle puts in different banks.
   void stagePairsTransposed(Value source, Value first, int64_t limit,
                             Value tile, Value thread, int64_t threads) {
     auto type = cast<MemRefType>(tile.getType());
-    int64_t depth = type.getDimSize(0), width = type.getDimSize(1);
-    loop(thread, index(type.getNumElements()), index(threads), {},
-         [&](Value e, ValueRange) {
-           Value d = b.create<arith::RemUIOp>(loc, e, index(depth));
-           Value c = b.create<arith::DivUIOp>(loc, e, index(depth));
-           Value row = add(first, mul(c, index(2)));
-           Value word = packHalves(loadOrZero(source, row, limit, d),
-                                   loadOrZero(source, add(row, one), limit, d));
-           b.create<memref::StoreOp>(loc, word, tile,
-                                     ValueRange{d, swizzledWord(width, d, c)});
-           return SmallVector<Value>{};
-         });
+    int64_t width = type.getDimSize(1);
+    assert(type.getDimSize(0) % 8 == 0 && "rows of chunks of eight columns");
+    whereAligned(source, [&](bool aligned) {
+      loop(thread, index(type.getNumElements() / 8), index(threads), {},
+           [&](Value e, ValueRange) {
+             Value c = b.create<arith::RemUIOp>(loc, e, index(width));
+             Value d0 =
+                 mul(b.create<arith::DivUIOp>(loc, e, index(width)), index(8));
+             Value row = add(first, mul(c, index(2)));
+             Value upper = readChunk(aligned, source, row, limit, d0, 8);
+             Value lower =
+                 readChunk(aligned, source, add(row, one), limit, d0, 8);
+             // Halves j of the two rows side by side: word j of the pairs.
+             SmallVector<int64_t> interleave;
+             for (int64_t j = 0; j < 8; ++j)
+               interleave.append({j, 8 + j});
+             Value words = wordsOf(
+                 b.create<vector::ShuffleOp>(loc, upper, lower, interleave));
+             for (int64_t j = 0; j < 8; ++j) {
+               Value d = add(d0, index(j));
+               b.create<memref::StoreOp>(
+                   loc, wordOf(words, j), tile,
+                   ValueRange{d, swizzledWord(width, d, c)});
+             }
+             return SmallVector<Value>{};
+           });
+    });
   }
   /// A lane's A operands of rows `rows` (g and g + 8 of its warp's 16) of
   /// this block's batch entry of `source`, read once: the four words of
@@ -1653,6 +1784,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
       {workgroupType({tileKeys, headDim / 2}, i32),
        workgroupType({valueDim, tileKeys / 2}, i32)},
       causal ? Longest::Last : Longest::None, 2 * keys * (headDim + valueDim));
+  if (std::max(headDim, valueDim) <= kMmaBlocksPerSMDims)
+    blocks.launch->setAttr(kiln::kMinBlocksPerSmAttr,
+                           b.getI64IntegerAttr(kMmaBlocksPerSM));
   setLeadingIndices(blocks.entry, leading);
   Value keyTile = blocks.launch.getWorkgroupAttributions()[0];
   Value valueTile = blocks.launch.getWorkgroupAttributions()[1];

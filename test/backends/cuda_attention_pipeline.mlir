@@ -3,8 +3,9 @@
 // memory plan holds its result and nothing of N x N size (the
 // composition's scores are 8 x 1024 x 1024 f32, 32 MiB; before the kernel
 // the plan held 37,814,272 bytes), the written-out form is recognized
-// and takes the same kernel, its gradient takes the gradient's kernels,
-// and the PTX assembles for sm_80 and sm_90.
+// and takes the same kernel, its gradient takes the gradient's kernels, a
+// bf16 attention's kernel stages its tiles with 16-byte reads, and the PTX
+// assembles for sm_80 and sm_90.
 // REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --memory-report -o %t.kmod 2>&1 | FileCheck %s
 // CHECK: device memory plan for @kiln_impl_att_grad: 6 intermediates of 8454144 bytes in total
@@ -39,6 +40,14 @@
 // PTX-LABEL: .entry kiln_impl_att_kernel(
 // PTX-NOT: .minnctapersm
 // PTX-COUNT-4: bar.sync
+// The bf16 forward's tile staging, where the keys and values start at a
+// 16-byte boundary: one 16-byte read per 8 halves of a key row, two per
+// thread of the values' pairs of rows, and the key words stored 16 bytes at
+// a time.
+// PTX-LABEL: .entry kiln_impl_half_kernel(
+// PTX: ld.global.v4.{{[bu]}}32
+// PTX: st.shared.v4.u32
+// PTX-COUNT-2: ld.global.v4.{{[bu]}}32
 // PTX-LABEL: .entry kiln_impl_written_out_kernel(
 // PTX-COUNT-4: bar.sync
 // PTX-NOT: bar.sync
@@ -69,6 +78,12 @@ func.func @att(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x8x1024x64xf32>, %v: ten
   %r, %l = kiln.attention %q, %k, %v {causal, scale = 0.125 : f64} : tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>
   %t = kiln.tanh %r : tensor<1x8x1024x64xf32>
   return %t : tensor<1x8x1024x64xf32>
+}
+
+// bf16 on tensor cores.
+func.func @half(%q: tensor<4x256x64xbf16>, %k: tensor<4x256x64xbf16>, %v: tensor<4x256x64xbf16>) -> tensor<4x256x64xbf16> {
+  %r, %l = kiln.attention %q, %k, %v {scale = 0.125 : f64} : tensor<4x256x64xbf16>, tensor<4x256x64xbf16>, tensor<4x256x64xbf16>
+  return %r : tensor<4x256x64xbf16>
 }
 
 // softmax(q k^T / 8) v as ops.

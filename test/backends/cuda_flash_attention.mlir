@@ -609,13 +609,46 @@ func.func private @kiln_cuda_attention(%q: memref<5x8xf32>, %k: memref<7x8xf32>,
 // four lanes (two shuffles for each of a lane's two rows), the weights
 // rounded to bf16, then 4 x 8 products for p v (64 keys in sixteens, 64
 // value dims in eights), and a barrier. The loop carries two maxima, two
-// sums and 32 accumulators; the results are rounded to bf16.
+// sums and 32 accumulators; the results are rounded to bf16. A thread
+// stages 8 halves of a key row at a time (4 words) and 8 of each of two
+// value rows (8 words): where the buffer starts at a 16-byte boundary as
+// one load of 16 bytes that says so, elsewhere as a vector.load. The
+// launch asks for three blocks per SM.
 // CHECK-LABEL: func.func @tensor_cores(
+// CHECK-SAME:    %{{.*}}: memref<2x70x64xbf16>, %[[K:[a-z0-9]+]]: memref<2x45x64xbf16>, %[[V:[a-z0-9]+]]: memref<2x45x64xbf16>
 // CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c128{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) workgroup(%[[KT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>>)
 // CHECK:         %{{.*}}:36 = scf.for
-// CHECK:           memref.store %{{.*}}, %[[KT]]
-// CHECK:           memref.store %{{.*}}, %[[VT]]
-// CHECK:           gpu.barrier
+// CHECK:           %[[KP:.*]] = memref.extract_aligned_pointer_as_index %[[K]]
+// CHECK:           %[[KM:.*]] = arith.remui %[[KP]], %c16
+// CHECK:           %[[KA:.*]] = arith.cmpi eq, %[[KM]], %c0
+// CHECK-NEXT:      scf.if %[[KA]] {
+// CHECK-NOT:         vector.load
+// CHECK:             memref.extract_aligned_pointer_as_index %[[K]]
+// CHECK:             llvm.inttoptr %{{.*}} : i64 to !llvm.ptr
+// CHECK-NEXT:        llvm.addrspacecast %{{.*}} : !llvm.ptr to !llvm.ptr<1>
+// CHECK-NEXT:        llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK:             vector.bitcast %{{.*}} : vector<8xbf16> to vector<4xi32>
+// CHECK-COUNT-4:     memref.store %{{.*}}, %[[KT]]
+// CHECK:           } else {
+// CHECK-NOT:         llvm.load
+// CHECK:             vector.load %[[K]][{{.*}}] : memref<2x45x64xbf16>, vector<8xbf16>
+// CHECK-COUNT-4:     memref.store %{{.*}}, %[[KT]]
+// CHECK:           }
+// CHECK:           %[[VP:.*]] = memref.extract_aligned_pointer_as_index %[[V]]
+// CHECK:           %[[VM:.*]] = arith.remui %[[VP]], %c16
+// CHECK:           %[[VA:.*]] = arith.cmpi eq, %[[VM]], %c0
+// CHECK-NEXT:      scf.if %[[VA]] {
+// CHECK-COUNT-2:     llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK:             vector.shuffle %{{.*}}, %{{.*}} [0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15] : vector<8xbf16>, vector<8xbf16>
+// CHECK:             vector.bitcast %{{.*}} : vector<16xbf16> to vector<8xi32>
+// CHECK-COUNT-8:     memref.store %{{.*}}, %[[VT]]
+// CHECK:           } else {
+// CHECK-NOT:         llvm.load
+// CHECK-COUNT-2:     vector.load %[[V]]
+// CHECK-COUNT-8:     memref.store %{{.*}}, %[[VT]]
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:      gpu.barrier
 // CHECK-COUNT-32:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
 // CHECK:           arith.extf %{{.*}} : bf16 to f32
 // CHECK-NOT:       llvm.call_intrinsic
@@ -630,6 +663,7 @@ func.func private @kiln_cuda_attention(%q: memref<5x8xf32>, %k: memref<7x8xf32>,
 // CHECK:         memref.store %{{.*}}, %{{.*}} : memref<2x70xf32>
 // CHECK-NOT:     llvm.call_intrinsic
 // CHECK:         gpu.terminator
+// CHECK-NEXT:    } {kiln.min_blocks_per_sm = 3 : i64}
 func.func @tensor_cores(%q: memref<2x70x64xbf16>, %k: memref<2x45x64xbf16>, %v: memref<2x45x64xbf16>, %m: memref<1x70x45xbf16>, %o: memref<2x70x64xbf16>, %l: memref<2x70xf32>) {
   call @kiln_cuda_attention(%q, %k, %v, %m, %o, %l) : (memref<2x70x64xbf16>, memref<2x45x64xbf16>, memref<2x45x64xbf16>, memref<1x70x45xbf16>, memref<2x70x64xbf16>, memref<2x70xf32>) -> ()
   return
@@ -668,7 +702,8 @@ func.func private @kiln_cuda_attention(%q: memref<5x16xf16>, %k: memref<7x16xf16
 // Head dims over 64 take tiles of 32 keys (the registers of a lane): rows
 // of 64 words for the keys, of 16 for the values transposed, whose
 // columns swizzle by (row / 2) mod 4; 4 x 8 products for the scores (32
-// keys in eights, 128 dims in sixteens) and 2 x 16 for p v.
+// keys in eights, 128 dims in sixteens) and 2 x 16 for p v. Head dims
+// over 96 ask for no number of blocks per SM (they take 255 registers).
 // CHECK-LABEL: func.func @tensor_cores_wide(
 // CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x16xi32, #gpu.address_space<workgroup>>)
 // CHECK:           gpu.barrier
@@ -678,6 +713,8 @@ func.func private @kiln_cuda_attention(%q: memref<5x16xf16>, %k: memref<7x16xf16
 // CHECK-COUNT-32:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           gpu.barrier
+// CHECK:         gpu.terminator
+// CHECK-NEXT:    }{{$}}
 func.func @tensor_cores_wide(%q: memref<40x128xbf16>, %k: memref<75x128xbf16>, %v: memref<75x128xbf16>, %o: memref<40x128xbf16>, %l: memref<40xf32>) {
   call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<40x128xbf16>, memref<75x128xbf16>, memref<75x128xbf16>, memref<40x128xbf16>, memref<40xf32>) -> ()
   return
