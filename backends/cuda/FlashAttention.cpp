@@ -180,6 +180,18 @@ static constexpr int64_t kMmaRows = 16 * kMmaWarps;
 static constexpr int64_t kMmaBlocksPerSM = 3;
 static constexpr int64_t kMmaBlocksPerSMDims = 96;
 
+/// The groups of 16 query rows each warp of the tensor-core forward owns:
+/// two for head dims up to 64 without a mask (blocks of 128 rows, as
+/// FlashAttention-2's), so that each key and value fragment read from
+/// workgroup memory feeds two products and each staged tile serves twice
+/// the rows. ptxas then takes 241 to 255 registers a thread (two blocks per
+/// SM) and spills nothing on sm_90; a mask's reads would spill 92 bytes at
+/// D = Dv = 64, and wider head dims' accumulators leave no registers for a
+/// second group, so those take one.
+static int64_t mmaRowGroups(int64_t headDim, int64_t valueDim, bool masked) {
+  return masked || std::max(headDim, valueDim) > 64 ? 1 : 2;
+}
+
 /// The keys of the tensor-core kernel's tiles: 64, or 32 for head dims
 /// over 64, whose query words and accumulators take twice the registers
 /// (a lane holds 16 + 16 of the tile's scores and weights for 64 keys):
@@ -1394,6 +1406,24 @@ private:
       }
     return acc;
   }
+  /// mmaProduct for several A operands on the same B (row groups of a
+  /// warp): each B fragment is read from workgroup memory once and used
+  /// for every group's product.
+  SmallVector<SmallVector<Value>>
+  mmaProducts(Type element, const MmaLane &l,
+              ArrayRef<SmallVector<SmallVector<Value, 4>>> lefts, Value staged,
+              SmallVector<SmallVector<Value>> accs) {
+    for (int64_t step = 0; step < int64_t(lefts.front().size()); ++step)
+      for (int64_t n = 0; n < int64_t(accs.front().size()) / 4; ++n) {
+        SmallVector<Value, 2> right = rightWords(l, staged, n, step);
+        for (auto [left, acc] : llvm::zip(lefts, accs)) {
+          SmallVector<Value> updated = mma(
+              element, left[step], right, ArrayRef<Value>(acc).slice(4 * n, 4));
+          std::copy(updated.begin(), updated.end(), acc.begin() + 4 * n);
+        }
+      }
+    return accs;
+  }
   /// Stores a warp's 16 x 8 groups fragments times `factor`, rounded to
   /// the buffer's type, into rows rows[0] (g) and rows[1] (g + 8) below
   /// `limit` of this block's batch entry of `buffer`, columns 8 n + 2 t
@@ -1778,43 +1808,57 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   Type element = cast<MemRefType>(query.getType()).getElementType();
   Type i32 = b.getI32Type();
   int64_t tileKeys = mmaTileKeys(headDim, valueDim);
+  int64_t groups = mmaRowGroups(headDim, valueDim, bool(mask));
+  int64_t blockRows = kMmaRows * groups;
   int64_t threads = 32 * kMmaWarps;
   Blocks blocks = launchBlocks(
-      llvm::divideCeil(queries, kMmaRows), threads, batch,
+      llvm::divideCeil(queries, blockRows), threads, batch,
       {workgroupType({tileKeys, headDim / 2}, i32),
        workgroupType({valueDim, tileKeys / 2}, i32)},
       causal ? Longest::Last : Longest::None, 2 * keys * (headDim + valueDim));
-  if (std::max(headDim, valueDim) <= kMmaBlocksPerSMDims)
+  if (groups == 1 && std::max(headDim, valueDim) <= kMmaBlocksPerSMDims)
     blocks.launch->setAttr(kiln::kMinBlocksPerSmAttr,
                            b.getI64IntegerAttr(kMmaBlocksPerSM));
   setLeadingIndices(blocks.entry, leading);
   Value keyTile = blocks.launch.getWorkgroupAttributions()[0];
   Value valueTile = blocks.launch.getWorkgroupAttributions()[1];
   MmaLane l = mmaLane(blocks.launch);
-  Value blockStart = mul(blocks.rowBlock, index(kMmaRows));
-  // The lane's rows g and g + 8 of its warp's, and the rows it reads
-  // (the last one past the end: such rows compute and write nothing).
-  Value rows[2], readRows[2];
-  rows[0] = add(blockStart, add(mul(l.warp, index(16)), l.g));
-  rows[1] = add(rows[0], index(8));
-  for (int h = 0; h < 2; ++h)
-    readRows[h] = b.create<arith::MinSIOp>(loc, rows[h], index(queries - 1));
+  Value blockStart = mul(blocks.rowBlock, index(blockRows));
+  // Group q of the warp: the lane's rows g and g + 8 of the warp's 16 in
+  // the block's q-th kMmaRows, and the rows it reads (the last one past
+  // the end: such rows compute and write nothing).
+  SmallVector<std::array<Value, 2>> rows(groups), readRows(groups);
+  for (int64_t q = 0; q < groups; ++q) {
+    rows[q][0] = add(
+        blockStart, add(mul(l.warp, index(16)), add(l.g, index(q * kMmaRows))));
+    rows[q][1] = add(rows[q][0], index(8));
+    for (int h = 0; h < 2; ++h)
+      readRows[q][h] =
+          b.create<arith::MinSIOp>(loc, rows[q][h], index(queries - 1));
+  }
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   Value zeroF = f32(0.0);
   Value scaleF = f32(scale);
 
-  // The warp's query rows as A operands, 16 head dims per product.
-  SmallVector<SmallVector<Value, 4>> queryWords = leftWords(l, query, readRows);
+  // Each group's query rows as A operands, 16 head dims per product.
+  SmallVector<SmallVector<SmallVector<Value, 4>>> queryWords;
+  for (int64_t q = 0; q < groups; ++q)
+    queryWords.push_back(leftWords(l, query, readRows[q]));
 
-  Value tiles = keyTiles(blockStart, kMmaRows, queries, keys, tileKeys, causal);
+  Value tiles =
+      keyTiles(blockStart, blockRows, queries, keys, tileKeys, causal);
   int64_t valueGroups = valueDim / 8;
-  // Carried: the rows' running maxima, the lane's shares of their sums,
-  // its accumulators (valueGroups fragments of four).
-  SmallVector<Value> inits{negInf, negInf, zeroF, zeroF};
-  inits.append(4 * valueGroups, zeroF);
+  // Carried, group by group: the rows' running maxima, the lane's shares
+  // of their sums, its accumulators (valueGroups fragments of four).
+  int64_t carriedPerGroup = 4 + 4 * valueGroups;
+  SmallVector<Value> inits;
+  for (int64_t q = 0; q < groups; ++q) {
+    inits.append({negInf, negInf, zeroF, zeroF});
+    inits.append(4 * valueGroups, zeroF);
+  }
   auto tileLoop = loop(
       zero, tiles, one, inits,
-      [&](Value tile, ValueRange carried) -> SmallVector<Value> {
+      [&](Value tile, ValueRange carriedAll) -> SmallVector<Value> {
         Value firstKey = mul(tile, index(tileKeys));
         // Keys as pairs of dims, values transposed as pairs of keys; zeros
         // past the last key.
@@ -1823,85 +1867,105 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                              threads);
         b.create<gpu::BarrierOp>(loc);
 
-        // S = Q K^T, eight keys per product: products[4 n + i] is element
-        // i of the fragment of keys 8 n .. 8 n + 7 (rows g, g, g + 8,
-        // g + 8; keys 2t, 2t + 1, 2t, 2t + 1 of them).
-        SmallVector<Value> products =
-            mmaProduct(element, l, queryWords, keyTile,
-                       SmallVector<Value>(tileKeys / 2, zeroF));
-        SmallVector<Value> scores;
-        Value tileMax[2] = {negInf, negInf};
-        Value firstColumn = add(firstKey, mul(l.t, index(2)));
-        for (auto [i, product] : llvm::enumerate(products)) {
-          Value k = add(firstColumn, index(8 * (i / 4) + i % 2));
-          auto [s, seen] =
-              maskAndSee(b.create<arith::MulFOp>(loc, product, scaleF), mask,
-                         rows[(i % 4) / 2], queries, k, keys,
-                         less(k, index(keys)), causal);
-          scores.push_back(b.create<arith::SelectOp>(loc, seen, s, negInf));
-          tileMax[(i % 4) / 2] = b.create<arith::MaximumFOp>(
-              loc, tileMax[(i % 4) / 2], scores.back());
-        }
-
-        // The rows' online softmax: their maxima over the four lanes of a
-        // row, the weights, the lane's shares of the sums, the rescaled
-        // accumulators.
-        SoftmaxStep step[2];
+        // S = Q K^T, eight keys per product, each key fragment read once
+        // for all groups: products[q][4 n + i] is element i of group q's
+        // fragment of keys 8 n .. 8 n + 7 (rows g, g, g + 8, g + 8; keys
+        // 2t, 2t + 1, 2t, 2t + 1 of them).
+        SmallVector<SmallVector<Value>> products =
+            mmaProducts(element, l, queryWords, keyTile,
+                        SmallVector<SmallVector<Value>>(
+                            groups, SmallVector<Value>(tileKeys / 2, zeroF)));
+        SmallVector<SmallVector<SmallVector<Value, 4>>> weightWords;
+        SmallVector<SmallVector<Value>> accs;
         SmallVector<Value> next;
-        for (int h = 0; h < 2; ++h) {
-          step[h] = foldMax(carried[h], maxOverLanes(tileMax[h], 4));
-          next.push_back(step[h].max);
-        }
-        SmallVector<Value> weights;
-        Value sums[2] = {
-            b.create<arith::MulFOp>(loc, carried[2], step[0].correction),
-            b.create<arith::MulFOp>(loc, carried[3], step[1].correction)};
-        for (auto [i, s] : llvm::enumerate(scores)) {
-          Value p = softmaxWeight(s, step[(i % 4) / 2]);
-          weights.push_back(p);
-          sums[(i % 4) / 2] =
-              b.create<arith::AddFOp>(loc, sums[(i % 4) / 2], p);
-        }
-        next.append({sums[0], sums[1]});
-        SmallVector<Value> acc;
-        for (auto [i, a] : llvm::enumerate(carried.drop_front(4)))
-          acc.push_back(
-              b.create<arith::MulFOp>(loc, a, step[(i % 4) / 2].correction));
+        Value firstColumn = add(firstKey, mul(l.t, index(2)));
+        for (int64_t q = 0; q < groups; ++q) {
+          ValueRange carried =
+              carriedAll.slice(q * carriedPerGroup, carriedPerGroup);
+          SmallVector<Value> scores;
+          Value tileMax[2] = {negInf, negInf};
+          for (auto [i, product] : llvm::enumerate(products[q])) {
+            Value k = add(firstColumn, index(8 * (i / 4) + i % 2));
+            auto [s, seen] =
+                maskAndSee(b.create<arith::MulFOp>(loc, product, scaleF), mask,
+                           rows[q][(i % 4) / 2], queries, k, keys,
+                           less(k, index(keys)), causal);
+            scores.push_back(b.create<arith::SelectOp>(loc, seen, s, negInf));
+            tileMax[(i % 4) / 2] = b.create<arith::MaximumFOp>(
+                loc, tileMax[(i % 4) / 2], scores.back());
+          }
 
-        // acc += P V, 16 keys per product: the score fragments, rounded,
-        // are the A operands.
-        llvm::append_range(next, mmaProduct(element, l,
-                                            fragmentWords(weights, element),
-                                            valueTile, acc));
+          // The rows' online softmax: their maxima over the four lanes of
+          // a row, the weights, the lane's shares of the sums, the
+          // rescaled accumulators.
+          SoftmaxStep step[2];
+          for (int h = 0; h < 2; ++h) {
+            step[h] = foldMax(carried[h], maxOverLanes(tileMax[h], 4));
+            next.push_back(step[h].max);
+          }
+          SmallVector<Value> weights;
+          Value sums[2] = {
+              b.create<arith::MulFOp>(loc, carried[2], step[0].correction),
+              b.create<arith::MulFOp>(loc, carried[3], step[1].correction)};
+          for (auto [i, s] : llvm::enumerate(scores)) {
+            Value p = softmaxWeight(s, step[(i % 4) / 2]);
+            weights.push_back(p);
+            sums[(i % 4) / 2] =
+                b.create<arith::AddFOp>(loc, sums[(i % 4) / 2], p);
+          }
+          next.append({sums[0], sums[1]});
+          SmallVector<Value> acc;
+          for (auto [i, a] : llvm::enumerate(carried.drop_front(4)))
+            acc.push_back(
+                b.create<arith::MulFOp>(loc, a, step[(i % 4) / 2].correction));
+          accs.push_back(acc);
+          // The score fragments, rounded, are the A operands of p V.
+          weightWords.push_back(fragmentWords(weights, element));
+        }
+
+        // acc += P V, 16 keys per product, each value fragment read once
+        // for all groups.
+        SmallVector<SmallVector<Value>> updated =
+            mmaProducts(element, l, weightWords, valueTile, accs);
+        SmallVector<Value> carriedNext;
+        for (int64_t q = 0; q < groups; ++q) {
+          carriedNext.append(next.begin() + 4 * q, next.begin() + 4 * q + 4);
+          llvm::append_range(carriedNext, updated[q]);
+        }
         // Every warp is done with the tiles before the next is staged.
         b.create<gpu::BarrierOp>(loc);
-        return next;
+        return carriedNext;
       });
 
   // out = acc / l rounded, and lse = m + log(l); NaN for a row that saw no
   // finite score (all masked, or no keys), as the softmax's 0 / 0.
   Value nan = f32(std::numeric_limits<double>::quiet_NaN());
-  Value finalMax[2], finalSum[2], none[2];
-  for (int h = 0; h < 2; ++h) {
-    finalMax[h] = tileLoop.getResult(h);
-    finalSum[h] = sumOverLanes(tileLoop.getResult(2 + h), 4);
-    none[h] = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
-                                      finalMax[h], negInf);
+  for (int64_t q = 0; q < groups; ++q) {
+    ValueRange results =
+        tileLoop.getResults().slice(q * carriedPerGroup, carriedPerGroup);
+    Value finalMax[2], finalSum[2], none[2];
+    for (int h = 0; h < 2; ++h) {
+      finalMax[h] = results[h];
+      finalSum[h] = sumOverLanes(results[2 + h], 4);
+      none[h] = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
+                                        finalMax[h], negInf);
+    }
+    SmallVector<Value> outs;
+    for (int64_t i = 0; i < 4 * valueGroups; ++i) {
+      int h = (i % 4) / 2;
+      outs.push_back(b.create<arith::SelectOp>(
+          loc, none[h], nan,
+          b.create<arith::DivFOp>(loc, results[4 + i], finalSum[h])));
+    }
+    storeFragments(l, out, rows[q], queries, outs, 1.0);
+    for (int h = 0; h < 2; ++h)
+      when(b.create<arith::AndIOp>(loc, less(rows[q][h], index(queries)),
+                                   equal(l.t, zero)),
+           [&] {
+             storeLogSumExp(lse, rows[q][h], finalMax[h], finalSum[h], none[h],
+                            nan);
+           });
   }
-  SmallVector<Value> outs;
-  for (int64_t i = 0; i < 4 * valueGroups; ++i) {
-    int h = (i % 4) / 2;
-    outs.push_back(b.create<arith::SelectOp>(
-        loc, none[h], nan,
-        b.create<arith::DivFOp>(loc, tileLoop.getResult(4 + i), finalSum[h])));
-  }
-  storeFragments(l, out, rows, queries, outs, 1.0);
-  for (int h = 0; h < 2; ++h)
-    when(b.create<arith::AndIOp>(loc, less(rows[h], index(queries)),
-                                 equal(l.t, zero)),
-         [&] {
-           storeLogSumExp(lse, rows[h], finalMax[h], finalSum[h], none[h], nan);
-         });
   b.create<gpu::TerminatorOp>(loc);
 }
 

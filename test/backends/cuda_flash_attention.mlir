@@ -676,17 +676,31 @@ func.func private @kiln_cuda_attention(%q: memref<2x70x64xbf16>, %k: memref<2x45
 
 // f16: the words go to the products as vector<2xf16>; head dims 16 and 8
 // make one product per eight keys for the scores and one per sixteen keys
-// for p v.
+// for p v. Without a mask and with head dims up to 64 each warp owns two
+// groups of 16 rows (blocks of 128 rows: one block for 5 queries), and
+// each key or value fragment read from the tile feeds both groups'
+// products: 2 x 8 for the scores, 2 x 4 for p v. The launch asks for no
+// number of blocks per SM.
 // CHECK-LABEL: func.func @tensor_cores_f16(
-// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x32xi32, #gpu.address_space<workgroup>>)
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c128{{[_0-9]*}}, {{.*}} workgroup(%{{.*}} : memref<64x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x32xi32, #gpu.address_space<workgroup>>)
 // CHECK:           gpu.barrier
-// CHECK:           llvm.bitcast %{{.*}} : i32 to vector<2xf16>
-// CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK:           %[[W0:.*]] = memref.load %[[KT:.*]][%{{.*}}] : memref<64x8xi32, #gpu.address_space<workgroup>>
+// CHECK:           %[[W1:.*]] = memref.load %[[KT]][%{{.*}}] : memref<64x8xi32, #gpu.address_space<workgroup>>
+// CHECK:           llvm.bitcast %[[W0]] : i32 to vector<2xf16>
+// CHECK-NEXT:      llvm.bitcast %[[W1]] : i32 to vector<2xf16>
+// CHECK-NEXT:      llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK-NOT:       memref.load
+// CHECK:           llvm.bitcast %[[W0]] : i32 to vector<2xf16>
+// CHECK-NEXT:      llvm.bitcast %[[W1]] : i32 to vector<2xf16>
+// CHECK-NEXT:      llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK-COUNT-14:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           arith.truncf %{{.*}} : f32 to f16
-// CHECK-COUNT-4:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           gpu.barrier
+// CHECK:         gpu.terminator
+// CHECK-NEXT:    }{{$}}
 
 func.func @tensor_cores_f16(%q: memref<5x16xf16>, %k: memref<7x16xf16>, %v: memref<7x8xf16>, %o: memref<5x8xf16>, %l: memref<5xf32>) {
   call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x16xf16>, memref<7x16xf16>, memref<7x8xf16>, memref<5x8xf16>, memref<5xf32>) -> ()

@@ -129,15 +129,18 @@ def KilnCudaFlashAttention
     maxima and sums with shuffles.
 
     A call on f16 or bf16 buffers (the log-sum-exp f32) is the tensor-core
-    kernel: blocks of four warps owning 16 query rows each walk the keys
+    kernel: blocks of four warps owning 16 query rows each (two groups of
+    16, blocks of 128 rows, for head dims up to 64 without a mask: each
+    fragment read from a staged tile then feeds both groups' products) walk the keys
     in tiles of 64 (32 where a head dim is over 64), staged as words of two halves (the keys as pairs of
     dims, the values transposed as pairs of keys, the columns swizzled
     against bank conflicts). A thread reads 8 halves of a row at a time:
     where the buffer starts at a 16-byte boundary (tested in the kernel)
     as one `llvm.load` of 16 bytes with that alignment (ld.global.v4),
     elsewhere as a `vector.load`, which LLVM splits into halves. The
-    gradient's kernels stage their tiles the same way. Head dims up to 96
-    ask for three blocks per SM (`kiln.min_blocks_per_sm`). Each warp computes its scores with PTX's
+    gradient's kernels stage their tiles the same way. One group of rows
+    with head dims up to 96 asks for three blocks per SM
+    (`kiln.min_blocks_per_sm`). Each warp computes its scores with PTX's
     `mma.m16n8k16` (`llvm.call_intrinsic`, f32 accumulators), scales and
     masks them in f32, keeps each row's online softmax across the row's
     four lanes, rounds the weights p to the operands' type and adds p v
