@@ -114,6 +114,7 @@ void mlir::kiln::buildBufferizationPipeline(OpPassManager &pm,
   outParams.memCpyFn = copyWithLinalg;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addNestedPass<func::FuncOp>(createKilnTiedResults());
+  pm.addNestedPass<func::FuncOp>(createKilnForwardCallResults());
 }
 
 void mlir::kiln::buildDeallocationPipeline(OpPassManager &pm,

@@ -148,6 +148,24 @@ def KilnTiedResults : Pass<"kiln-tied-results", "mlir::func::FuncOp"> {
   }];
 }
 
+def KilnForwardCallResults
+    : Pass<"kiln-forward-call-results", "mlir::func::FuncOp"> {
+  let summary = "Let a call write the result it returns into the out-param";
+  let description = [{
+    Runs after buffer-results-to-out-params and kiln-tied-results. Where a
+    function returns what a call returned, it allocates a buffer for the
+    callee's out-param and copies it into its own out-param after the call
+    (`%x = memref.alloc`, `call @f(..., %x)`, `linalg.copy ins(%x)
+    outs(%out)`). The call is given %out instead and the allocation and
+    the copy go (on CUDA, one kernel and one buffer of the result's size
+    fewer per call). It applies where %out is an argument of the function
+    used by that copy alone and %x an allocation of the same type used
+    once by the call and then by the copy, in one block: an out-param is
+    memory the caller gave for that result alone, so nothing reads or
+    writes it under another name.
+  }];
+}
+
 def KilnReadOnlyArguments : Pass<"kiln-read-only-arguments", "mlir::ModuleOp"> {
   let summary = "Forbid bufferization to write into a public function's "
                 "tensor arguments";
