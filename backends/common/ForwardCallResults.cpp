@@ -40,36 +40,34 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-/// The call that writes the buffer `copy` reads, where the copy into an
-/// out-param can go (see the file comment).
-func::CallOp forwardableCall(linalg::CopyOp copy) {
+/// Whether the copy's source is a buffer that a call writes and that the
+/// call can write into the copy's target, an out-param, instead (see the
+/// file comment).
+bool forwardable(linalg::CopyOp copy) {
   Value source = copy.getInputs()[0], target = copy.getOutputs()[0];
   auto outParam = dyn_cast<BlockArgument>(target);
   auto alloc = source.getDefiningOp<memref::AllocOp>();
   if (!outParam || !outParam.getOwner()->isEntryBlock() ||
       !isa<func::FuncOp>(outParam.getOwner()->getParentOp()) ||
-      !outParam.hasOneUse() || !alloc ||
-      alloc.getType() != target.getType() || !llvm::hasNItems(alloc->getUses(), 2))
-    return {};
-  func::CallOp call;
-  for (OpOperand &use : alloc->getUses())
-    if (use.getOwner() != copy.getOperation())
-      call = dyn_cast<func::CallOp>(use.getOwner());
-  if (!call || call->getBlock() != copy->getBlock() ||
-      !call->isBeforeInBlock(copy))
-    return {};
-  return call;
+      !outParam.hasOneUse() || !alloc || alloc.getType() != target.getType() ||
+      !llvm::hasNItems(alloc->getUses(), 2))
+    return false;
+  for (Operation *user : alloc->getUsers())
+    if (user != copy.getOperation())
+      return isa<func::CallOp>(user) && user->getBlock() == copy->getBlock() &&
+             user->isBeforeInBlock(copy);
+  return false;
 }
 
 struct KilnForwardCallResultsPass
     : kiln::impl::KilnForwardCallResultsBase<KilnForwardCallResultsPass> {
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::CopyOp, func::CallOp>> found;
+    SmallVector<linalg::CopyOp> found;
     getOperation().walk([&](linalg::CopyOp copy) {
-      if (func::CallOp call = forwardableCall(copy))
-        found.push_back({copy, call});
+      if (forwardable(copy))
+        found.push_back(copy);
     });
-    for (auto [copy, call] : found) {
+    for (linalg::CopyOp copy : found) {
       Value source = copy.getInputs()[0];
       Operation *alloc = source.getDefiningOp();
       source.replaceAllUsesWith(copy.getOutputs()[0]);

@@ -1389,26 +1389,13 @@ private:
     }
     return steps;
   }
-  /// acc + A B for one warp: A's words `left`, a step of 16 along k each;
-  /// B the rows of `staged` (its pairs along k), one fragment of 8 columns
-  /// per four accumulators. Step by step: the products of a step are
+  /// acc + A B for one warp, for each of several A operands on the same B
+  /// (a warp's row groups): A's words `lefts[q]`, a step of 16 along k
+  /// each; B the rows of `staged` (its pairs along k), one fragment of 8
+  /// columns per four accumulators, read from workgroup memory once for
+  /// every group's product. Step by step: the products of a step are
   /// independent, which a GPU overlaps and the CPU's emulation runs in one
   /// phase.
-  SmallVector<Value> mmaProduct(Type element, const MmaLane &l,
-                                ArrayRef<SmallVector<Value, 4>> left,
-                                Value staged, SmallVector<Value> acc) {
-    for (auto [step, words] : llvm::enumerate(left))
-      for (int64_t n = 0; n < int64_t(acc.size()) / 4; ++n) {
-        SmallVector<Value> updated =
-            mma(element, words, rightWords(l, staged, n, step),
-                ArrayRef<Value>(acc).slice(4 * n, 4));
-        std::copy(updated.begin(), updated.end(), acc.begin() + 4 * n);
-      }
-    return acc;
-  }
-  /// mmaProduct for several A operands on the same B (row groups of a
-  /// warp): each B fragment is read from workgroup memory once and used
-  /// for every group's product.
   SmallVector<SmallVector<Value>>
   mmaProducts(Type element, const MmaLane &l,
               ArrayRef<SmallVector<SmallVector<Value, 4>>> lefts, Value staged,
@@ -1423,6 +1410,13 @@ private:
         }
       }
     return accs;
+  }
+  /// mmaProducts for one A operand.
+  SmallVector<Value> mmaProduct(Type element, const MmaLane &l,
+                                ArrayRef<SmallVector<Value, 4>> left,
+                                Value staged, SmallVector<Value> acc) {
+    SmallVector<SmallVector<Value, 4>> words(left.begin(), left.end());
+    return mmaProducts(element, l, {words}, staged, {acc}).front();
   }
   /// Stores a warp's 16 x 8 groups fragments times `factor`, rounded to
   /// the buffer's type, into rows rows[0] (g) and rows[1] (g + 8) below
