@@ -25,8 +25,11 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -67,12 +70,31 @@ struct Accesses {
   llvm::SmallDenseSet<unsigned> reads, writes;
 };
 Accesses accessesOf(gpu::LaunchOp launch, ArrayRef<Operation *> ops) {
+  // The buffer an access is to: through views, and through the
+  // arithmetic of an address a kernel computes from a buffer's own
+  // (llvm.getelementptr of llvm.inttoptr of its aligned pointer plus an
+  // offset, as the tensor-core attention reads its tiles).
   auto attributionOf = [&](Value value) -> std::optional<unsigned> {
-    while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-      value = view.getViewSource();
-    for (auto [i, buffer] : llvm::enumerate(launch.getWorkgroupAttributions()))
-      if (buffer == value)
-        return i;
+    SmallVector<Value> derived = {value};
+    while (!derived.empty()) {
+      Value v = derived.pop_back_val();
+      for (auto [i, buffer] :
+           llvm::enumerate(launch.getWorkgroupAttributions()))
+        if (buffer == v)
+          return i;
+      Operation *def = v.getDefiningOp();
+      if (auto view = dyn_cast_or_null<ViewLikeOpInterface>(def))
+        derived.push_back(view.getViewSource());
+      else if (auto pointer =
+                   dyn_cast_or_null<memref::ExtractAlignedPointerAsIndexOp>(
+                       def))
+        derived.push_back(pointer.getSource());
+      else if (isa_and_nonnull<LLVM::GEPOp, LLVM::IntToPtrOp,
+                               arith::IndexCastOp, arith::IndexCastUIOp>(def))
+        derived.push_back(def->getOperand(0));
+      else if (isa_and_nonnull<arith::AddIOp>(def))
+        llvm::append_range(derived, def->getOperands());
+    }
     return std::nullopt;
   };
   Accesses accesses;

@@ -1067,15 +1067,52 @@ private:
   /// staged tile.
   SmallVector<Value, 2> rightWords(const MmaLane &l, Value tile, int64_t n,
                                    int64_t chunk) {
-    int64_t width = cast<MemRefType>(tile.getType()).getDimSize(1);
-    Value row = add(l.g, index(8 * n));
     SmallVector<Value, 2> words;
     for (int64_t w = 0; w < 2; ++w)
-      words.push_back(b.create<memref::LoadOp>(
-          loc, tile,
-          ValueRange{row, swizzledWord(width, row,
-                                       add(l.t, index(8 * chunk + 4 * w)))}));
+      words.push_back(loadStaged(tile, l.g, l.t, 8 * n, 8 * chunk + 4 * w));
     return words;
+  }
+  /// The columns along which swizzledWord repeats: words c and c +
+  /// period of a row are kept period words apart (1 where it keeps every
+  /// word in place).
+  int64_t swizzlePeriod(int64_t width) {
+    return width % 32 == 0 ? 32 : width % 16 == 0 ? 16 : 1;
+  }
+  /// Word (r + rowsAhead, c + columnsAhead) of a staged tile, swizzled,
+  /// where rowsAhead is a multiple of 8 and c plus columnsAhead modulo the
+  /// swizzle's period stays within a period: swizzledWord keeps it at
+  /// the address of word (r, c + columnsAhead mod period) plus a
+  /// constant, which the load takes as its offset. A lane then computes
+  /// an address for each column of a period its reads start from, not
+  /// one for each read: every address of a lane is the same in each tile
+  /// of a loop, and where each read had its own, LLVM kept them all in
+  /// registers from before the loop (ptxas spilled 132 bytes of a bf16
+  /// gradient at D = 64 for them). kiln-cuda-check-launches follows the
+  /// address back to the tile, as it follows a view.
+  Value loadStaged(Value tile, Value r, Value c, int64_t rowsAhead,
+                   int64_t columnsAhead) {
+    auto type = cast<MemRefType>(tile.getType());
+    int64_t width = type.getDimSize(1);
+    int64_t period = swizzlePeriod(width);
+    assert(type.getElementType().isInteger(32) &&
+           type.getLayout().isIdentity() && "a tile of words");
+    assert(rowsAhead % 8 == 0 && "rows of the swizzle's period");
+    int64_t inPeriod = columnsAhead % period;
+    Value word = add(mul(r, index(width)),
+                     swizzledWord(width, r, add(c, index(inPeriod))));
+    Value address =
+        add(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, tile),
+            mul(word, index(4)));
+    Type i32 = b.getI32Type();
+    auto shared = LLVM::LLVMPointerType::get(b.getContext(), /*shared=*/3);
+    Value at = b.create<LLVM::GEPOp>(
+        loc, shared, i32,
+        b.create<LLVM::IntToPtrOp>(
+            loc, shared,
+            b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), address)),
+        ArrayRef<LLVM::GEPArg>{
+            int32_t(rowsAhead * width + columnsAhead - inPeriod)});
+    return b.create<LLVM::LoadOp>(loc, i32, at, /*alignment=*/4);
   }
   /// Whether rows of `source` may be read 16 bytes at a time where the
   /// buffer itself starts at a 16-byte boundary: a static layout whose
@@ -1261,14 +1298,11 @@ private:
   /// 15): words 8 kc + t and 8 kc + 4 + t of rows g and g + 8.
   SmallVector<Value, 4> stagedLeftWords(const MmaLane &l, Value tile,
                                         Value firstRow, int64_t kc) {
-    int64_t width = cast<MemRefType>(tile.getType()).getDimSize(1);
+    Value row = add(firstRow, l.g);
     SmallVector<Value, 4> words;
-    for (int64_t w = 0; w < 4; ++w) {
-      Value row = add(firstRow, add(l.g, index(8 * (w % 2))));
-      Value word = add(l.t, index(8 * kc + 4 * (w / 2)));
-      words.push_back(b.create<memref::LoadOp>(
-          loc, tile, ValueRange{row, swizzledWord(width, row, word)}));
-    }
+    for (int64_t w = 0; w < 4; ++w)
+      words.push_back(
+          loadStaged(tile, row, l.t, 8 * (w % 2), 8 * kc + 4 * (w / 2)));
     return words;
   }
   /// Stores a warp's 16 x (8 x fragments) D fragments (rows its own,

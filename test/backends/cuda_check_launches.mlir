@@ -173,6 +173,42 @@ func.func @loop_race_write(%n: index, %out: memref<64xf32>) {
 
 // -----
 
+// A read whose address the kernel computes from the buffer's own
+// (llvm.load of llvm.getelementptr of llvm.inttoptr of its aligned
+// pointer plus an offset) is a read of that buffer: at the end of the
+// loop it races the staging before the first barrier.
+func.func @loop_race_computed_address(%n: index, %out: memref<64xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%a : memref<64xi32, #gpu.address_space<workgroup>>,
+                       %b : memref<64xi32, #gpu.address_space<workgroup>>) {
+    // expected-error @+1 {{workgroup buffer 1 is read after this loop's last barrier and written before its first: on a GPU one iteration's warps race the next's}}
+    scf.for %i = %c0 to %n step %c1 {
+      %x = memref.load %out[%tx] : memref<64xi32>
+      memref.store %x, %b[%tx] : memref<64xi32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      memref.store %x, %a[%tx] : memref<64xi32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %base = memref.extract_aligned_pointer_as_index %b : memref<64xi32, #gpu.address_space<workgroup>> -> index
+      %bytes = arith.muli %tx, %c4 : index
+      %address = arith.addi %base, %bytes : index
+      %int = arith.index_castui %address : index to i64
+      %pointer = llvm.inttoptr %int : i64 to !llvm.ptr<3>
+      %next = llvm.getelementptr %pointer[1] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i32
+      %y = llvm.load %next : !llvm.ptr<3> -> i32
+      memref.store %y, %out[%tx] : memref<64xi32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
 // A barrier ending the loop, or the two ends on different buffers, and
 // loops that do not synchronize the block, are left alone.
 // CHECK-LABEL: func.func @loops_without_races(

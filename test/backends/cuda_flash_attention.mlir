@@ -684,12 +684,15 @@ func.func private @kiln_cuda_attention(%q: memref<2x70x64xbf16>, %k: memref<2x45
 // CHECK-LABEL: func.func @tensor_cores_f16(
 // CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c128{{[_0-9]*}}, {{.*}} workgroup(%{{.*}} : memref<64x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x32xi32, #gpu.address_space<workgroup>>)
 // CHECK:           gpu.barrier
-// CHECK:           %[[W0:.*]] = memref.load %[[KT:.*]][%{{.*}}] : memref<64x8xi32, #gpu.address_space<workgroup>>
-// CHECK:           %[[W1:.*]] = memref.load %[[KT]][%{{.*}}] : memref<64x8xi32, #gpu.address_space<workgroup>>
+// CHECK:           memref.extract_aligned_pointer_as_index %[[KT:.*]] : memref<64x8xi32, #gpu.address_space<workgroup>>
+// CHECK:           %[[W0:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> i32
+// CHECK:           memref.extract_aligned_pointer_as_index %[[KT]] : memref<64x8xi32, #gpu.address_space<workgroup>>
+// CHECK:           llvm.getelementptr %{{.*}}[4] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i32
+// CHECK-NEXT:      %[[W1:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> i32
 // CHECK:           llvm.bitcast %[[W0]] : i32 to vector<2xf16>
 // CHECK-NEXT:      llvm.bitcast %[[W1]] : i32 to vector<2xf16>
 // CHECK-NEXT:      llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
-// CHECK-NOT:       memref.load
+// CHECK-NOT:       llvm.load
 // CHECK:           llvm.bitcast %[[W0]] : i32 to vector<2xf16>
 // CHECK-NEXT:      llvm.bitcast %[[W1]] : i32 to vector<2xf16>
 // CHECK-NEXT:      llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
@@ -839,7 +842,8 @@ func.func private @kiln_cuda_attention_grad(%q: memref<5x8xf32>, %k: memref<7x8x
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           gpu.barrier
 // CHECK-NOT:       gpu.barrier
-// CHECK:           memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x32xi32, #gpu.address_space<workgroup>>
+// CHECK:           memref.extract_aligned_pointer_as_index %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>
+// CHECK:           llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> i32
 // CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           memref.atomic_rmw addf %{{.*}}, %[[SUM]]
@@ -953,7 +957,8 @@ func.func private @kiln_cuda_attention_grad(%q: memref<30x128xf16>, %k: memref<4
 // CHECK:           llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
 // CHECK:           gpu.barrier
 // CHECK-NOT:       gpu.barrier
-// CHECK:           memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x32xi32, #gpu.address_space<workgroup>>
+// CHECK:           memref.extract_aligned_pointer_as_index %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>
+// CHECK:           llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> i32
 // CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           memref.atomic_rmw addf %{{.*}}, %[[SUM]]
