@@ -192,13 +192,16 @@ static int64_t mmaRowGroups(int64_t headDim, int64_t valueDim, bool masked) {
   return masked || std::max(headDim, valueDim) > 64 ? 1 : 2;
 }
 
-/// The keys of the tensor-core kernel's tiles: 64, or 32 for head dims
-/// over 64, whose query words and accumulators take twice the registers
-/// (a lane holds 16 + 16 of the tile's scores and weights for 64 keys):
-/// with tiles of 64, ptxas gives D = Dv = 128 568 bytes of spills on
-/// sm_90, and D = Dv = 96 245 registers.
+/// The keys of the tensor-core kernel's tiles: 64, as FlashAttention-2's,
+/// but 32 for head dims over 64 up to 96, whose forward is held at
+/// kMmaBlocksPerSM blocks per SM (168 registers a thread): with 64 keys
+/// ptxas spills 4 to 20 bytes of it on sm_90. At D = Dv = 128 the forward
+/// takes 64 keys in 168 to 232 registers without spilling (two blocks
+/// per SM), and each tile's rescaling of its 64 accumulators a lane then
+/// serves twice the keys.
 static int64_t mmaTileKeys(int64_t headDim, int64_t valueDim) {
-  return std::max(headDim, valueDim) > 64 ? 32 : 64;
+  int64_t widest = std::max(headDim, valueDim);
+  return widest > 64 && widest <= 96 ? 32 : 64;
 }
 
 /// Whether the tensor-core kernel takes these head dims: D in steps of the
@@ -216,12 +219,18 @@ static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim) {
   return fitsTheMmaKernel(headDim, valueDim) && valueDim % 16 == 0;
 }
 
-/// The rows of the other side's tiles in the tensor-core gradient: the
-/// forward's, but 16 for head dims over 96, whose f32 accumulators (dk
-/// and dv, 2 x 64 registers a lane at 128) leave too few registers for
-/// wider tiles' scores: with 32, ptxas spills 272 bytes on sm_90.
-static int64_t mmaGradientTile(int64_t headDim, int64_t valueDim) {
-  return std::max(headDim, valueDim) > 96 ? 16 : mmaTileKeys(headDim, valueDim);
+/// The rows of the other side's tiles in the tensor-core gradient's
+/// kernels: the forward's keys a tile, but for head dims over 96 16
+/// queries in the key kernel, whose f32 accumulators (dk and dv, 2 x 64
+/// registers a lane at 128) leave too few registers for wider tiles'
+/// scores (with 32, ptxas spills 16 to 88 bytes on sm_90), and 32 keys in
+/// the query kernel (dq without atomics), which takes them in 168 to 182
+/// registers without spilling.
+static int64_t mmaGradientTile(int64_t headDim, int64_t valueDim,
+                               bool keyKernel) {
+  if (std::max(headDim, valueDim) <= 96)
+    return mmaTileKeys(headDim, valueDim);
+  return keyKernel ? 16 : 32;
 }
 
 /// {scale, causal} of an attention or its gradient.
@@ -2034,7 +2043,7 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
         resultGrad = operands[3], lse = operands[4], delta = operands[5];
   Type element = cast<MemRefType>(query.getType()).getElementType();
   Type i32 = b.getI32Type();
-  int64_t tile = mmaGradientTile(headDim, valueDim);
+  int64_t tile = mmaGradientTile(headDim, valueDim, /*keyKernel=*/true);
   int64_t threads = 32 * kMmaWarps;
   // A warp's own rows as A operands take 16 registers a lane per 64 dims,
   // read once; for head dims over 64 they are read again per tile (from
@@ -2086,8 +2095,9 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
       words[i] =
           reloadOwnRows ? leftWords(o.lane, sources[i], o.readRows) : kept[i];
     // Each the product of a warp's 16 own rows and the other side's rows
-    // staged as pairs of dims: tile / 8 fragments of 8 of those rows.
-    SmallVector<Value> zeros(tile / 2, f32(0.0));
+    // staged as pairs of dims: a fragment for each 8 of those rows.
+    int64_t columns = cast<MemRefType>(staged[0].getType()).getDimSize(0);
+    SmallVector<Value> zeros(columns / 2, f32(0.0));
     SmallVector<Value> scores =
         mmaProduct(element, o.lane, words[0], staged[0], zeros);
     return std::make_pair(
@@ -2285,10 +2295,12 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     b.create<memref::DeallocOp>(loc, queryGradSum);
   } else if (queries != 0) {
     // dq: query rows, key tiles.
-    Own o =
-        launchOwn(queries, Longest::Last, 2 * keys * (2 * headDim + valueDim),
-                  {words(tile, headDim / 2), words(tile, valueDim / 2),
-                   words(headDim, tile / 2)});
+    int64_t keysPerTile =
+        mmaGradientTile(headDim, valueDim, /*keyKernel=*/false);
+    Own o = launchOwn(
+        queries, Longest::Last, 2 * keys * (2 * headDim + valueDim),
+        {words(keysPerTile, headDim / 2), words(keysPerTile, valueDim / 2),
+         words(headDim, keysPerTile / 2)});
     ValueRange staged = o.launch.getWorkgroupAttributions();
     Value keyTile = staged[0], valueTile = staged[1], keyT = staged[2];
     const MmaLane &l = o.lane;
@@ -2301,11 +2313,12 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
       rowDelta[h] =
           b.create<memref::LoadOp>(loc, delta, at(delta, {o.readRows[h]}));
     }
-    Value tiles = keyTiles(o.blockStart, kMmaRows, queries, keys, tile, causal);
+    Value tiles =
+        keyTiles(o.blockStart, kMmaRows, queries, keys, keysPerTile, causal);
     auto tileLoop = loop(
         zero, tiles, one, SmallVector<Value>(4 * headDim / 8, f32(0.0)),
         [&](Value t, ValueRange acc) -> SmallVector<Value> {
-          Value first = mul(t, index(tile));
+          Value first = mul(t, index(keysPerTile));
           stagePairs(key, first, keys, keyTile, l.thread, threads);
           stagePairs(value, first, keys, valueTile, l.thread, threads);
           stagePairsTransposed(key, first, keys, keyT, l.thread, threads);
@@ -2314,7 +2327,7 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
               scoresAndGrads(o, {query, resultGrad}, {queryWords, gradWords},
                              {keyTile, valueTile});
           SmallVector<Value> ds;
-          for (int64_t i = 0; i < tile / 2; ++i) {
+          for (int64_t i = 0; i < keysPerTile / 2; ++i) {
             int h = (i % 4) / 2;
             Value k =
                 add(first, add(mul(l.t, index(2)), index(8 * (i / 4) + i % 2)));

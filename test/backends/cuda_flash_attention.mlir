@@ -716,18 +716,17 @@ func.func private @kiln_cuda_attention(%q: memref<5x16xf16>, %k: memref<7x16xf16
 
 // -----
 
-// Head dims over 64 take tiles of 32 keys (the registers of a lane): rows
-// of 64 words for the keys, of 16 for the values transposed, whose
-// columns swizzle by (row / 2) mod 4; 4 x 8 products for the scores (32
-// keys in eights, 128 dims in sixteens) and 2 x 16 for p v. Head dims
-// over 96 ask for no number of blocks per SM (they take 255 registers).
+// Head dims over 96 take tiles of 64 keys, as those up to 64 do: rows of
+// 64 words for the keys, of 32 for the values transposed; 8 x 8 products
+// for the scores (64 keys in eights, 128 dims in sixteens) and 4 x 16 for
+// p v. They ask for no number of blocks per SM.
 // CHECK-LABEL: func.func @tensor_cores_wide(
-// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x16xi32, #gpu.address_space<workgroup>>)
+// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x32xi32, #gpu.address_space<workgroup>>)
 // CHECK:           gpu.barrier
-// CHECK-COUNT-32:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-COUNT-64:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           gpu.shuffle
-// CHECK-COUNT-32:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-COUNT-64:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           gpu.barrier
 // CHECK:         gpu.terminator
@@ -912,11 +911,12 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x70x64xbf16>, %k: memref
 
 // -----
 
-// Head dims over 96: tiles of 16 rows of the other side (16 x 64 words for
-// the rows as pairs of dims, 128 x 8 transposed), and the warps' own rows
-// read again per tile, after the barrier, not kept in registers. Two
-// kernels even with atomics: over 64 dims the key kernel has no registers
-// left for dq's product.
+// Head dims over 96: the key kernel takes tiles of 16 queries (16 x 64
+// words for the rows as pairs of dims, 128 x 8 transposed), the query
+// kernel tiles of 32 keys (32 x 64 words, 128 x 16 transposed), and the
+// warps' own rows are read again per tile, after the barrier, not kept in
+// registers. Two kernels even with atomics: over 64 dims the key kernel
+// has no registers left for dq's product.
 // CHECK-LABEL: func.func @tensor_cores_grad_wide(
 // CHECK-NOT:     memref.alloc
 // CHECK-NOT:     memref.atomic_rmw
@@ -927,7 +927,7 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x70x64xbf16>, %k: memref
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           memref.load %{{.*}} : memref<40x128xf16>
 // CHECK:           llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
-// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>)
+// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x16xi32, #gpu.address_space<workgroup>>)
 func.func @tensor_cores_grad_wide(%q: memref<30x128xf16>, %k: memref<40x128xf16>, %v: memref<40x128xf16>, %do: memref<30x128xf16>, %l: memref<30xf32>, %d: memref<30xf32>, %dq: memref<30x128xf16>, %dk: memref<40x128xf16>, %dv: memref<40x128xf16>) {
   call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<30x128xf16>, memref<40x128xf16>, memref<40x128xf16>, memref<30x128xf16>, memref<30xf32>, memref<30xf32>, memref<30x128xf16>, memref<40x128xf16>, memref<40x128xf16>) -> ()
   return

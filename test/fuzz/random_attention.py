@@ -114,7 +114,8 @@ def draw(seed, dtype="f32"):
     lead = [int(d) for d in rng.integers(1, 4, size=rng.integers(0, 3))]
     nq, nk = (int(n) for n in rng.integers(1, 200, size=2))
     # Half precision also draws the head dims whose tensor-core kernels take
-    # tiles of 32 and 16 (CUDA).
+    # other tiles (CUDA: 32 keys at 96, 16 queries in the gradient's key
+    # kernel at 128) and read their own rows per tile.
     others = [8, 16, 32] if dtype == "f32" else [8, 16, 32, 96, 128]
     dim = 64 if rng.random() < 0.75 else int(rng.choice(others))
     causal = bool(rng.integers(0, 2))
