@@ -233,6 +233,16 @@ static int64_t mmaGradientTile(int64_t headDim, int64_t valueDim,
   return keyKernel ? 16 : 32;
 }
 
+/// Whether the key kernel's warps can share dq's product of a tile of
+/// `tile` queries evenly (addQueryGradShares): its slabs of 16 queries go
+/// to the warps in turn, and the warps of a slab split its fragments of 8
+/// dims evenly.
+static bool shareableQueryGrad(int64_t tile, int64_t headDim) {
+  if (tile % 16 != 0 || kMmaWarps % (tile / 16) != 0)
+    return false;
+  return headDim % 8 == 0 && (headDim / 8) % (kMmaWarps / (tile / 16)) == 0;
+}
+
 /// {scale, causal} of an attention or its gradient.
 static DictionaryAttr attentionInfo(Builder &builder, APFloat scale,
                                    bool causal) {
@@ -1072,13 +1082,15 @@ private:
     return c;
   }
   /// A lane's two words of the B operand of fragment `n` (columns 8 n ..
-  /// 8 n + 7): words 8 chunk + t and 8 chunk + 4 + t of row 8 n + g of a
+  /// 8 n + 7) of the rows from `firstRow` (a multiple of 8; 0 without):
+  /// words 8 chunk + t and 8 chunk + 4 + t of row firstRow + 8 n + g of a
   /// staged tile.
   SmallVector<Value, 2> rightWords(const MmaLane &l, Value tile, int64_t n,
-                                   int64_t chunk) {
+                                   int64_t chunk, Value firstRow = {}) {
+    Value row = firstRow ? add(firstRow, l.g) : l.g;
     SmallVector<Value, 2> words;
     for (int64_t w = 0; w < 2; ++w)
-      words.push_back(loadStaged(tile, l.g, l.t, 8 * n, 8 * chunk + 4 * w));
+      words.push_back(loadStaged(tile, row, l.t, 8 * n, 8 * chunk + 4 * w));
     return words;
   }
   /// The columns along which swizzledWord repeats: words c and c +
@@ -1370,24 +1382,30 @@ private:
       }
     }
   }
-  /// dq += ds k for a key block's tile of kMmaRows queries from `first`,
-  /// with atomics into `sum` (f32): ds staged transposed in `dsTile` (rows
-  /// the tile's queries, pairs of the block's kMmaRows keys), the block's
-  /// keys in `keyTile` (rows their dims, pairs of keys). Warp w adds the
-  /// tile's queries 16 w .. 16 w + 15 over every dim, a few fragments of 8
-  /// dims at a time, so that few accumulators live beside the loop's; ds's
-  /// words are read again for each few (kept, they would take 16 registers
-  /// more through the products).
+  /// dq += ds k for a key block's tile of queries from `first` (a
+  /// multiple of 16, shareableQueryGrad), with atomics into `sum` (f32):
+  /// ds staged transposed in `dsTile` (rows the tile's queries, pairs of
+  /// the block's kMmaRows keys), the block's keys in `keyTile` (rows their
+  /// dims, pairs of keys). The tile's slabs of 16 queries go to the warps
+  /// in turn, each slab's dims split evenly between the warps that share
+  /// it (all of them at 16 queries, none at kMmaRows); a warp adds its
+  /// part a few fragments of 8 dims at a time, so that few accumulators
+  /// live beside the loop's; ds's words are read again for each few
+  /// (kept, they would take 16 registers more through the products).
   void addQueryGradShares(const MmaLane &l, Value dsTile, Value keyTile,
                           Value sum, Value first, Type element, int64_t queries,
                           int64_t headDim) {
     constexpr int64_t kFragmentsAtOnce = 2;
-    assert(cast<MemRefType>(dsTile.getType()).getDimSize(0) == kMmaRows &&
-           "a tile of a row of queries per warp");
-    Value slabStart = mul(l.warp, index(16));
+    int64_t tile = cast<MemRefType>(dsTile.getType()).getDimSize(0);
+    assert(shareableQueryGrad(tile, headDim) && "warps that share dq evenly");
+    int64_t slabs = tile / 16, fragments = headDim / 8 / (kMmaWarps / slabs);
+    Value slabStart =
+        mul(b.create<arith::RemUIOp>(loc, l.warp, index(slabs)), index(16));
+    // The keys' rows (dims) of the warp's first fragment.
+    Value dimStart = mul(b.create<arith::DivUIOp>(loc, l.warp, index(slabs)),
+                         index(8 * fragments));
     Value rows[2] = {add(first, add(slabStart, l.g)),
                      add(first, add(slabStart, add(l.g, index(8))))};
-    int64_t fragments = headDim / 8;
     for (int64_t n0 = 0; n0 < fragments; n0 += kFragmentsAtOnce) {
       int64_t count = std::min(kFragmentsAtOnce, fragments - n0);
       SmallVector<Value> acc(4 * count, f32(0.0));
@@ -1395,7 +1413,7 @@ private:
         SmallVector<Value, 4> left = stagedLeftWords(l, dsTile, slabStart, kc);
         for (int64_t j = 0; j < count; ++j) {
           SmallVector<Value> updated =
-              mma(element, left, rightWords(l, keyTile, n0 + j, kc),
+              mma(element, left, rightWords(l, keyTile, n0 + j, kc, dimStart),
                   ArrayRef<Value>(acc).slice(4 * j, 4));
           std::copy(updated.begin(), updated.end(), acc.begin() + 4 * j);
         }
@@ -1404,7 +1422,8 @@ private:
         when(less(rows[h], index(queries)), [&] {
           for (int64_t j = 0; j < count; ++j)
             for (int64_t c = 0; c < 2; ++c) {
-              Value column = add(mul(l.t, index(2)), index(8 * (n0 + j) + c));
+              Value column = add(
+                  dimStart, add(mul(l.t, index(2)), index(8 * (n0 + j) + c)));
               b.create<memref::AtomicRMWOp>(loc, arith::AtomicRMWKind::addf,
                                             acc[4 * j + 2 * h + c], sum,
                                             at(sum, {rows[h], column}));
@@ -2016,8 +2035,8 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 ///     pairs of rows, with their lse and rowsum; each warp computes s^T =
 ///     K Q^T and dp^T = V dO^T, then dv += p^T dO and dk += ds^T Q, the
 ///     weights rounded to the operands' type as A operands.
-///   dq, with gradientAtomics where the key kernel keeps its own rows
-///     (head dims up to 64): the key kernel also stages its keys once
+///   dq, with gradientAtomics where the warps share a tile's product
+///     evenly (shareableQueryGrad): the key kernel also stages its keys once
 ///     transposed as pairs of rows, writes each tile's ds transposed
 ///     (storePairsTransposed) and adds ds K for the tile's queries into an
 ///     f32 buffer with atomics (addQueryGradShares), which a launch zeroes
@@ -2128,12 +2147,15 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   for (MemRefType type : {keyT, dsType})
     bytes += *mlir::kiln::workgroupBytes(type);
   bool dsOwnBuffer = bytes <= mlir::kiln::kMaxStaticSharedBytes;
-  // Atomics where the key kernel keeps its own rows in registers: with
-  // head dims over 64 it has no registers left for dq's product (ptxas
-  // spills 112 bytes at D = Dv = 128 and 196 at 96, sm_90), and those
-  // keep the two kernels.
-  bool atomics = gradientAtomics && !reloadOwnRows && queries != 0 &&
-                 keys != 0 && (dsOwnBuffer || headDim >= kMmaRows);
+  // Atomics where the warps can share dq's product of a tile
+  // (addQueryGradShares): its slabs of 16 queries, each over a part of
+  // the dims. At head dims over 64, whose own rows are read per tile,
+  // ptxas spills at most 4 bytes at D = Dv = 96 on sm_90 and 36 at 128
+  // (with an address per read of a staged tile it spilled 196 and 112),
+  // where the two kernels take two products more per tile pair.
+  bool atomics = gradientAtomics && queries != 0 && keys != 0 &&
+                 shareableQueryGrad(tile, headDim) &&
+                 (dsOwnBuffer || headDim >= kMmaRows);
   if (atomics) {
     keyBuffers.push_back(keyT);
     if (dsOwnBuffer)

@@ -912,22 +912,38 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x70x64xbf16>, %k: memref
 // -----
 
 // Head dims over 96: the key kernel takes tiles of 16 queries (16 x 64
-// words for the rows as pairs of dims, 128 x 8 transposed), the query
-// kernel tiles of 32 keys (32 x 64 words, 128 x 16 transposed), and the
+// words for the rows as pairs of dims, 128 x 8 transposed), and the
 // warps' own rows are read again per tile, after the barrier, not kept in
-// registers. Two kernels even with atomics: over 64 dims the key kernel
-// has no registers left for dq's product.
+// registers. It adds dq with atomics too: the block's keys transposed
+// (128 x 32 words) and ds (16 x 32) have buffers of their own, and the
+// four warps share the tile's one slab of 16 queries, 32 dims each, two
+// fragments at a time (4 x 2 products, then their atomics), where with
+// gradient-atomics=false a second kernel over query rows takes tiles of
+// 32 keys (32 x 64 words, 128 x 16 transposed).
 // CHECK-LABEL: func.func @tensor_cores_grad_wide(
-// CHECK-NOT:     memref.alloc
-// CHECK-NOT:     memref.atomic_rmw
-// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>)
+// CHECK:         memref.alloc() : memref<30x128xf32>
+// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x32xi32, #gpu.address_space<workgroup>>)
 // CHECK-NOT:       memref.load %{{.*}} : memref<40x128xf16>
 // CHECK:         scf.for
 // CHECK:           gpu.barrier
 // CHECK-NOT:       llvm.call_intrinsic
 // CHECK:           memref.load %{{.*}} : memref<40x128xf16>
 // CHECK:           llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
-// CHECK:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x16xi32, #gpu.address_space<workgroup>>)
+// CHECK:           gpu.barrier
+// CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           memref.atomic_rmw addf
+// CHECK-COUNT-8:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           memref.atomic_rmw addf
+// CHECK-NOT:       llvm.call_intrinsic
+// CHECK:           scf.yield
+// CHECK-NOT:     memref<32x64xi32, #gpu.address_space<workgroup>>
+// CHECK:         return
+// SPLIT-LABEL: func.func @tensor_cores_grad_wide(
+// SPLIT-NOT:     memref.atomic_rmw
+// SPLIT:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>)
+// SPLIT:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x16xi32, #gpu.address_space<workgroup>>)
 func.func @tensor_cores_grad_wide(%q: memref<30x128xf16>, %k: memref<40x128xf16>, %v: memref<40x128xf16>, %do: memref<30x128xf16>, %l: memref<30xf32>, %d: memref<30xf32>, %dq: memref<30x128xf16>, %dk: memref<40x128xf16>, %dv: memref<40x128xf16>) {
   call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<30x128xf16>, memref<40x128xf16>, memref<40x128xf16>, memref<30x128xf16>, memref<30xf32>, memref<30xf32>, memref<30x128xf16>, memref<40x128xf16>, memref<40x128xf16>) -> ()
   return
