@@ -39,7 +39,9 @@ forward and backward are its tensor-core kernels (the backward, at head
 dim 64, one kernel that adds dq with atomics, and "deterministic" its
 two kernels summing in a fixed order); PyTorch runs scaled_dot_product_attention on bf16 tensors (its
 FlashAttention kernels); the inputs are the f32 draws rounded to bf16, the
-reference float64 on those; no unfused composition.
+reference float64 on those; no unfused composition. "cuDNN" is the same
+module compiled with --cuda-cudnn-attention: the forward and the backward
+as calls of cuDNN's fused attention through kiln's runtime (bf16 only).
 
 Needs a CUDA GPU with its driver, PyTorch built with CUDA in this
 interpreter, and kiln's tools in KILN_BUILD_DIR (default build/ beside
@@ -229,9 +231,11 @@ def main(argv=None):
                     torch, arrays, causal, mode, args.repeat,
                     torch.bfloat16 if args.dtype == "bf16" else torch.float32)
                 ins = paths[:4] if mode == "fwdbwd" else paths[:3]
-                for system in ("fused", "deterministic", "unfused"):
+                for system in ("fused", "deterministic", "cudnn", "unfused"):
                     if system == "unfused" and (n > args.unfused_max
                                                 or args.dtype != "f32"):
+                        continue
+                    if system == "cudnn" and args.dtype != "bf16":
                         continue
                     if system == "deterministic" and mode != "fwdbwd":
                         continue
@@ -247,6 +251,8 @@ def main(argv=None):
                         compile_cmd.append("--no-fusion")
                     if system == "deterministic":
                         compile_cmd.append("--cuda-deterministic")
+                    if system == "cudnn":
+                        compile_cmd.append("--cuda-cudnn-attention")
                     c = subprocess.run(compile_cmd, capture_output=True, text=True)
                     if c.returncode != 0:
                         problems.append(f"{system} {fn} N={n}: kiln-compile failed: "
@@ -268,7 +274,8 @@ def main(argv=None):
                     row[system], row[system + "_mem"], row[system + "_err"] = seconds, largest, err
                 rows.append(row)
                 print(f"N={n} {fn}: fused {fmt_ms(row.get('fused'))} ms, deterministic "
-                      f"{fmt_ms(row.get('deterministic'))} ms, unfused "
+                      f"{fmt_ms(row.get('deterministic'))} ms, cuDNN "
+                      f"{fmt_ms(row.get('cudnn'))} ms, unfused "
                       f"{fmt_ms(row.get('unfused'))} ms, torch {fmt_ms(row['torch'])} ms "
                       f"({fmt_ms(row['torch_copies'])} ms with copies)", flush=True)
 
@@ -286,11 +293,13 @@ def main(argv=None):
         "allocation beyond its inputs (MiB). Error: max |x - ref| / max |ref| "
         "against PyTorch in float64.",
         "",
-        "| N | causal | pass | kiln fused | kiln deterministic | kiln unfused | "
-        "PyTorch on device | PyTorch with copies | fused / PyTorch on device | "
-        "deterministic / PyTorch on device | unfused / fused | memory fused | "
-        "memory unfused | memory PyTorch | error fused | error deterministic |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| N | causal | pass | kiln fused | kiln deterministic | kiln cuDNN | "
+        "kiln unfused | PyTorch on device | PyTorch with copies | "
+        "fused / PyTorch on device | deterministic / PyTorch on device | "
+        "cuDNN / PyTorch on device | unfused / fused | memory fused | "
+        "memory unfused | memory PyTorch | error fused | error deterministic | "
+        "error cuDNN |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ratio = (f"{r['fused'] / r['torch']:.2f}" if r.get("fused") else "-")
@@ -301,14 +310,18 @@ def main(argv=None):
         err = f"{r['fused_err']:.1e}" if r.get("fused_err") is not None else "-"
         det_err = (f"{r['deterministic_err']:.1e}"
                    if r.get("deterministic_err") is not None else "-")
+        cudnn_ratio = (f"{r['cudnn'] / r['torch']:.2f}" if r.get("cudnn") else "-")
+        cudnn_err = (f"{r['cudnn_err']:.1e}" if r.get("cudnn_err") is not None
+                     else "-")
         lines.append(
             f"| {r['n']} | {'yes' if r['causal'] else 'no'} | "
             f"{A.PASS_TITLE[r['mode']]} | {fmt_ms(r.get('fused'))} | "
-            f"{fmt_ms(r.get('deterministic'))} | "
+            f"{fmt_ms(r.get('deterministic'))} | {fmt_ms(r.get('cudnn'))} | "
             f"{fmt_ms(r.get('unfused'))} | {fmt_ms(r['torch'])} | "
-            f"{fmt_ms(r['torch_copies'])} | {ratio} | {det_ratio} | {speedup} | "
+            f"{fmt_ms(r['torch_copies'])} | {ratio} | {det_ratio} | "
+            f"{cudnn_ratio} | {speedup} | "
             f"{fmt_mib(r.get('fused_mem'))} | {fmt_mib(r.get('unfused_mem'))} | "
-            f"{fmt_mib(r['torch_mem'])} | {err} | {det_err} |")
+            f"{fmt_mib(r['torch_mem'])} | {err} | {det_err} | {cudnn_err} |")
     if problems:
         lines += ["", "Problems:", ""] + [f"- {p}" for p in problems]
     report = "\n".join(lines) + "\n"

@@ -123,6 +123,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   if (options.onCpu) {
     options.libraryMatmul = false;
     options.libraryConv = false;
+    options.cudnnAttention = false;
     options.graphs = false;
     options.tf32 = false;
   }
@@ -133,13 +134,23 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
     pm.addPass(createFuseAttention());
   }
-  // The tensor cores' m16n8k16 products came with sm_80.
-  KilnCudaOutlineAttentionOptions outline;
+  // The tensor cores' m16n8k16 products came with sm_80, and cuDNN's fused
+  // attention with them.
   StringRef arch = options.arch;
   unsigned sm = 0;
-  outline.tensorCores =
-      options.onCpu ||
-      (arch.consume_front("sm_") && !arch.getAsInteger(10, sm) && sm >= 80);
+  bool ampere =
+      arch.consume_front("sm_") && !arch.getAsInteger(10, sm) && sm >= 80;
+  if (!ampere)
+    options.cudnnAttention = false;
+  // Half-precision attention cuDNN computes waits in functions of its own
+  // for cuDNN (LibraryAttention.cpp), the rest for kiln's kernels.
+  if (options.cudnnAttention) {
+    KilnCudaOutlineLibraryAttentionOptions library;
+    library.deterministic = options.deterministic;
+    pm.addPass(createKilnCudaOutlineLibraryAttention(library));
+  }
+  KilnCudaOutlineAttentionOptions outline;
+  outline.tensorCores = options.onCpu || ampere;
   pm.addPass(createKilnCudaOutlineAttention(outline));
   // Float convolutions wait in functions of their own for cuDNN
   // (LibraryConv.cpp).
@@ -185,6 +196,8 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createBufferizationToMemRefPass());
 
   // 4: kernels and device-visible buffers.
+  if (options.cudnnAttention)
+    pm.addPass(createKilnCudaLibraryAttention());
   KilnCudaFlashAttentionOptions attention;
   attention.gradientAtomics = !options.deterministic;
   pm.addPass(createKilnCudaFlashAttention(attention));
@@ -333,6 +346,12 @@ struct CudaLoweringPipelineOptions
       llvm::cl::desc("Float convolutions as cuDNN calls through the "
                      "runtime (otherwise kiln's own kernels)"),
       llvm::cl::init(true)};
+  Option<bool> cudnnAttention{
+      *this, "cudnn-attention",
+      llvm::cl::desc("f16 and bf16 attention as cuDNN calls through the "
+                     "runtime where cuDNN takes it (otherwise kiln's own "
+                     "kernels)"),
+      llvm::cl::init(false)};
   Option<bool> tf32{*this, "tf32",
                     llvm::cl::desc("Let f32 products and convolutions round "
                                    "their inputs to TF32 on tensor cores"),
@@ -379,6 +398,7 @@ void kiln::registerCudaPipelines() {
         options.fuse = pipeline.fuse;
         options.libraryMatmul = pipeline.libraryMatmul;
         options.libraryConv = pipeline.libraryConv;
+        options.cudnnAttention = pipeline.cudnnAttention;
         options.tf32 = pipeline.tf32;
         options.graphs = pipeline.graphs;
         options.deterministic = pipeline.deterministic;

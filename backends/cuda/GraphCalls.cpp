@@ -68,10 +68,11 @@ namespace {
 constexpr int64_t kMaxGraphNodes = 100000;
 
 /// The runtime's library calls a captured call may make: products,
-/// convolutions, constants' copies, and the calls of loops and conds in
-/// their graph forms (whose nodes go into the call's graph).
+/// convolutions, attention, constants' copies, and the calls of loops and conds
+/// in their graph forms (whose nodes go into the call's graph).
 const StringRef kLibraryCalls[] = {
     KILN_CUDA_MATMUL_FUNCTION,           KILN_CUDA_CONV_FUNCTION,
+    KILN_CUDA_ATTENTION_FUNCTION,        KILN_CUDA_ATTENTION_GRAD_FUNCTION,
     KILN_CUDA_COPY_CONSTANT_FUNCTION,    KILN_CUDA_RESIDENT_CONSTANT_FUNCTION,
     KILN_CUDA_GRAPH_LOOPS_FUNCTION,      KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
     KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION, KILN_CUDA_GRAPH_WHILE_END_FUNCTION,

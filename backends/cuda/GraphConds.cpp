@@ -84,10 +84,13 @@ using namespace mlir;
 namespace {
 
 /// The runtime's library calls a branch may make: in a call's capture,
-/// the call's first run has tuned its convolutions and uploaded its
-/// constants already; and the calls of a loop's or a cond's graph form.
+/// the call's first run has tuned its convolutions, planned its attention
+/// and uploaded its constants already; and the calls of a loop's or a cond's
+/// graph form.
 const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_CONV_FUNCTION,
+                                   KILN_CUDA_ATTENTION_FUNCTION,
+                                   KILN_CUDA_ATTENTION_GRAD_FUNCTION,
                                    KILN_CUDA_COPY_CONSTANT_FUNCTION,
                                    KILN_CUDA_GRAPH_LOOPS_FUNCTION,
                                    KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,

@@ -40,8 +40,11 @@ are many, not this one.
 Targets: cpu, cuda-on-cpu (the CUDA backend's kernels run on the host:
 the gradient's one kernel that adds dq with atomics), and
 cuda-on-cpu-deterministic (--cuda-deterministic: the gradient's two
-kernels), cuda (on a GPU). A failing seed's program and inputs stay in
---keep. Exit status 1 if any seed fails.
+kernels), cuda (on a GPU), and cuda-cudnn (on a GPU, with
+--cuda-cudnn-attention: half-precision attention that cuDNN takes runs on
+its fused attention, checked against numpy only, not against the
+tensor-core kernels' own algorithm). A failing seed's program and inputs
+stay in --keep. Exit status 1 if any seed fails.
 """
 
 import argparse
@@ -65,6 +68,7 @@ CUDA_TARGETS = ("cuda", "cuda-on-cpu", "cuda-on-cpu-deterministic")
 TARGET_FLAGS = {
     "cpu": ["--target=cpu"],
     "cuda": ["--target=cuda"],
+    "cuda-cudnn": ["--target=cuda", "--cuda-cudnn-attention"],
     "cuda-on-cpu": ["--target=cuda-on-cpu", "-O1"],
     "cuda-on-cpu-deterministic": ["--target=cuda-on-cpu", "-O1",
                                   "--cuda-deterministic"],
@@ -233,7 +237,7 @@ def run(tools, target, source, inputs, work):
     if c.returncode != 0:
         return None, "kiln-compile failed: " + c.stderr.strip()[-400:]
     command = [os.path.join(tools, "kiln-run"), module, "--output-dir", out]
-    if target == "cuda":
+    if target in GPU_TARGETS:
         command += ["--device", "cuda"]
     for path in inputs:
         command += ["--input", path]
@@ -243,9 +247,47 @@ def run(tools, target, source, inputs, work):
     return [np.load(os.path.join(out, f"out{i}.npy")) for i in range(5)], None
 
 
+GPU_TARGETS = ("cuda", "cuda-cudnn")
+
+
+def cuda_problem(tools):
+    """Why a CUDA module cannot run here (no driver, no device), or None:
+    kiln-run's own check on a one-op module."""
+    work = tempfile.mkdtemp(prefix="kiln-attention-probe-")
+    try:
+        source = os.path.join(work, "probe.mlir")
+        with open(source, "w") as f:
+            f.write("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                    "  %y = kiln.add %x, %x : tensor<4xf32>\n"
+                    "  return %y : tensor<4xf32>\n}\n")
+        module = os.path.join(work, "probe.kmod")
+        c = subprocess.run([os.path.join(tools, "kiln-compile"), source,
+                            "--target=cuda", "-o", module],
+                           capture_output=True, text=True)
+        if c.returncode != 0:
+            return "kiln-compile --target=cuda failed: " + c.stderr.strip()[-300:]
+        np.save(os.path.join(work, "x.npy"), np.ones(4, np.float32))
+        r = subprocess.run([os.path.join(tools, "kiln-run"), module,
+                            "--device", "cuda", "--input",
+                            os.path.join(work, "x.npy")],
+                           capture_output=True, text=True)
+        return None if r.returncode == 0 else r.stderr.strip()[-300:]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main(argv=None):
     args = parse_args(argv)
     tools = os.path.join(args.build_dir, "bin")
+    if any(t in GPU_TARGETS for t in args.targets):
+        problem = cuda_problem(tools)
+        if problem:
+            if os.environ.get("KILN_REQUIRE_CUDA") == "1":
+                print(f"random_attention.py: no GPU run (KILN_REQUIRE_CUDA=1): "
+                      f"{problem}", file=sys.stderr)
+                return 2
+            print(f"random_attention.py: skipped: {problem}")
+            return 77
     failures = 0
     for seed in args.seeds:
         program, inputs, scale, causal, summary = draw(seed, args.dtype)

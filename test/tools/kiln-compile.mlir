@@ -8,6 +8,7 @@
 // and passes linked into it; those options are still accepted.
 // RUN: kiln-compile --help | FileCheck %s --check-prefix=HELP
 // HELP: kiln-compile options:
+// HELP: --cuda-cudnn-attention
 // HELP: --cuda-deterministic
 // HELP: --cuda-tf32
 // HELP: --emit=<value>

@@ -171,6 +171,13 @@ cl::opt<bool> noCudnn(
              "cuDNN through the runtime (--target=cuda)"),
     cl::init(false),
     cl::cat(compileCategory));
+cl::opt<bool> cudaCudnnAttention(
+    "cuda-cudnn-attention",
+    cl::desc("Hand f16 and bf16 attention and its gradient to cuDNN's fused "
+             "attention through the runtime where cuDNN takes them (head "
+             "dims multiples of 8 up to 128, sm_80 and later), instead of "
+             "kiln's tensor-core kernels (--target=cuda)"),
+    cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> noCudaGraphs(
     "no-cuda-graphs",
     cl::desc("Keep every kiln.while a loop of the host code and every "
@@ -325,12 +332,17 @@ int checkOptions() {
     return usageError("unsupported CUDA architecture '" + cudaArch +
                       "' (supported: sm_70, sm_75, sm_80, sm_86, sm_89, "
                       "sm_90)");
-  if ((noCublas || noCudnn || noCudaGraphs || cudaTf32) && target != "cuda")
+  if ((noCublas || noCudnn || noCudaGraphs || cudaTf32 || cudaCudnnAttention) &&
+      target != "cuda")
     return usageError(std::string(noCublas       ? "--no-cublas"
                                   : noCudnn      ? "--no-cudnn"
                                   : noCudaGraphs ? "--no-cuda-graphs"
-                                                 : "--cuda-tf32") +
+                                  : cudaTf32     ? "--cuda-tf32"
+                                                 : "--cuda-cudnn-attention") +
                       " needs --target=cuda");
+  if (cudaCudnnAttention && noCudnn)
+    return usageError("--cuda-cudnn-attention and --no-cudnn contradict each "
+                      "other");
   if (cudaDeterministic && target != "cuda" && target != "cuda-on-cpu")
     return usageError("--cuda-deterministic needs --target=cuda or "
                       "--target=cuda-on-cpu");
@@ -396,6 +408,7 @@ kiln::CompileOptions compileOptions() {
   options.cuda.memoryReport = memoryReport;
   options.cuda.libraryMatmul = !noCublas;
   options.cuda.libraryConv = !noCudnn;
+  options.cuda.cudnnAttention = cudaCudnnAttention;
   options.cuda.graphs = !noCudaGraphs;
   options.cuda.tf32 = cudaTf32;
   options.cuda.deterministic = cudaDeterministic;

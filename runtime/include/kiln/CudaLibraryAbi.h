@@ -109,6 +109,40 @@ enum {
 typedef void (*kiln_cuda_conv_fn)(const int64_t *descriptor, const void *x,
                                   const void *w, void *y);
 
+/* Scaled dot-product attention of f16 or bf16 operands on cuDNN's fused
+ * attention engines (kiln-cuda-library-attention): kiln.attention and
+ * kiln.attention_grad with the leading dims folded into B and H. Dense
+ * row-major device buffers: q [B, H, Nq, D], k [B, H, Nk, D], v [B, H, Nk,
+ * Dv], o and do [B, H, Nq, Dv], lse [B, H, Nq] f32, mask (NULL without
+ * KILN_CUDA_ATTENTION_MASK) [MB, MH, MQ, MK] with each dim the scores' or 1,
+ * of the operands' type. `descriptor` points to
+ * KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE int64 values: the kiln_dtype_t code,
+ * the flags, B, H, Nq, Nk, D, Dv, MB, MH, MQ, MK and the bits of the f64
+ * scale. KILN_CUDA_ATTENTION_FUNCTION writes o and lse;
+ * KILN_CUDA_ATTENTION_GRAD_FUNCTION writes dq, dk and dv (the types of q, k
+ * and v) from q, k, v, o, lse and do, using `scratch`, B * H * Nq * (D + 1)
+ * f32 of device memory nothing else uses meanwhile. */
+#define KILN_CUDA_ATTENTION_FUNCTION "kiln_cuda_attention"
+#define KILN_CUDA_ATTENTION_GRAD_FUNCTION "kiln_cuda_attention_grad"
+
+enum {
+  KILN_CUDA_ATTENTION_CAUSAL = 1,
+  KILN_CUDA_ATTENTION_MASK = 2,
+  /* Every flag bit defined; the runtime refuses others. */
+  KILN_CUDA_ATTENTION_FLAGS = 3
+};
+
+enum { KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE = 13 };
+
+typedef void (*kiln_cuda_attention_fn)(const int64_t *descriptor, const void *q,
+                                       const void *k, const void *v,
+                                       const void *mask, void *o, void *lse);
+
+typedef void (*kiln_cuda_attention_grad_fn)(
+    const int64_t *descriptor, const void *q, const void *k, const void *v,
+    const void *o, const void *lse, const void *result_grad, const void *mask,
+    void *dq, void *dk, void *dv, void *scratch);
+
 /* A kiln.while loop run on the device as one CUDA graph
  * (kiln-cuda-graph-loops). The host code asks KILN_CUDA_GRAPH_LOOPS_FUNCTION
  * whether the device can (nonzero) and otherwise runs the loop itself. If it

@@ -733,6 +733,39 @@ void CudaDevice::conv(const int64_t *descriptor, const void *x, const void *w,
     fail(std::string("CUDA convolutions: ") + error);
 }
 
+void CudaDevice::attention(const int64_t *descriptor, bool gradient,
+                           const void *const *buffers) {
+  if (!failure.empty())
+    return;
+  // The compiler writes the descriptor; one the plug-in could misread is
+  // refused here.
+  bool malformed = descriptor[1] & ~int64_t(KILN_CUDA_ATTENTION_FLAGS);
+  for (int i = 2; i < 12; ++i)
+    malformed |= descriptor[i] < 1;
+  bool masked = descriptor[1] & KILN_CUDA_ATTENTION_MASK;
+  if (malformed || masked != (buffers[gradient ? 6 : 3] != nullptr)) {
+    fail("CUDA attention: malformed descriptor (flags " +
+         std::to_string(descriptor[1]) + ", sizes " +
+         std::to_string(descriptor[2]) + "x" + std::to_string(descriptor[3]) +
+         "x" + std::to_string(descriptor[4]) + "x" +
+         std::to_string(descriptor[6]) + ", " + std::to_string(descriptor[5]) +
+         " keys)");
+    return;
+  }
+  if (!prepare(dnn, loadDnnPlugin, kDnnWorkspaceBytes, "attention"))
+    return;
+  if (!dnn.table->attention) {
+    fail(std::string("CUDA attention: the plug-in has no attention"));
+    return;
+  }
+  char error[1024] = "";
+  if (dnn.table->attention(dnn.handle, descriptor, gradient, buffers,
+                           streamHandle,
+                           reinterpret_cast<void *>(dnn.workspace),
+                           kDnnWorkspaceBytes, error, sizeof(error)))
+    fail(std::string("CUDA attention: ") + error);
+}
+
 } // namespace cuda
 } // namespace runtime
 } // namespace kiln

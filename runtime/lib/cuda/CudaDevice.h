@@ -187,6 +187,12 @@ public:
   /// on the stream through the convolutions plug-in, after checking the
   /// descriptor's header.
   void conv(const int64_t *descriptor, const void *x, const void *w, void *y);
+  /// Queues the attention (its gradient with `gradient`) `descriptor`
+  /// describes (kiln/CudaLibraryAbi.h) on the stream through the same
+  /// plug-in, after checking the descriptor's flags and sizes; `buffers`
+  /// in the order of the ABI's function.
+  void attention(const int64_t *descriptor, bool gradient,
+                 const void *const *buffers);
 
   // Loops the host code runs on the device as a CUDA graph with
   // conditional nodes (CudaGraphLoops.cpp; kiln/CudaLibraryAbi.h's

@@ -25,7 +25,7 @@
 extern "C" {
 #endif
 
-#define KILN_DNN_PLUGIN_VERSION 1
+#define KILN_DNN_PLUGIN_VERSION 2
 
 /* The symbol a plug-in exports: const kiln_dnn_plugin_t *ENTRY(void). */
 #define KILN_DNN_PLUGIN_ENTRY "kiln_dnn_plugin"
@@ -48,6 +48,17 @@ typedef struct kiln_dnn_plugin_t {
               size_t workspace_bytes, char *error, size_t error_size);
   /* The library and its version, e.g. "cuDNN 9.19.0", for messages. */
   const char *(*describe)(void);
+  /* Queues kiln.attention (gradient 0) or kiln.attention_grad (gradient
+   * 1) as `descriptor` describes it (the layout of
+   * KILN_CUDA_ATTENTION_FUNCTION in kiln/CudaLibraryAbi.h, whose header the
+   * runtime has checked) on `stream`. `buffers` are the device addresses
+   * of that ABI's function, in its order: q, k, v, mask, o, lse for the
+   * forward; q, k, v, o, lse, do, mask, dq, dk, dv, scratch for the
+   * gradient (mask NULL when the descriptor has none). Workspace and
+   * caching as for conv. */
+  int (*attention)(void *handle, const int64_t *descriptor, int gradient,
+                   const void *const *buffers, void *stream, void *workspace,
+                   size_t workspace_bytes, char *error, size_t error_size);
 } kiln_dnn_plugin_t;
 
 #ifdef __cplusplus

@@ -76,6 +76,29 @@ void kilnCudaConv(const int64_t *descriptor, const void *x, const void *w,
 static_assert(std::is_same_v<decltype(&kilnCudaConv), kiln_cuda_conv_fn>,
               "kiln_cuda_conv's signature is kiln/CudaLibraryAbi.h's");
 
+void kilnCudaAttention(const int64_t *descriptor, const void *q, const void *k,
+                       const void *v, const void *mask, void *o, void *lse) {
+  const void *buffers[] = {q, k, v, mask, o, lse};
+  device().attention(descriptor, false, buffers);
+}
+static_assert(
+    std::is_same_v<decltype(&kilnCudaAttention), kiln_cuda_attention_fn>,
+    "kiln_cuda_attention's signature is kiln/CudaLibraryAbi.h's");
+
+void kilnCudaAttentionGrad(const int64_t *descriptor, const void *q,
+                           const void *k, const void *v, const void *o,
+                           const void *lse, const void *resultGrad,
+                           const void *mask, void *dq, void *dk, void *dv,
+                           void *scratch) {
+  const void *buffers[] = {q,    k,  v,  o,  lse,    resultGrad,
+                           mask, dq, dk, dv, scratch};
+  device().attention(descriptor, true, buffers);
+}
+static_assert(
+    std::is_same_v<decltype(&kilnCudaAttentionGrad),
+                   kiln_cuda_attention_grad_fn>,
+    "kiln_cuda_attention_grad's signature is kiln/CudaLibraryAbi.h's");
+
 int32_t kilnCudaGraphLoops() { return device().graphLoopsAvailable(); }
 void *kilnCudaGraphWhileBegin() { return device().beginGraphWhile(); }
 void kilnCudaGraphWhileTest(void *loop, const void *predicate) {
@@ -158,6 +181,8 @@ const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
       {"mgpuMemset32", address(mgpuMemset32)},
       {KILN_CUDA_MATMUL_FUNCTION, address(kilnCudaMatmul)},
       {KILN_CUDA_CONV_FUNCTION, address(kilnCudaConv)},
+      {KILN_CUDA_ATTENTION_FUNCTION, address(kilnCudaAttention)},
+      {KILN_CUDA_ATTENTION_GRAD_FUNCTION, address(kilnCudaAttentionGrad)},
       {KILN_CUDA_GRAPH_LOOPS_FUNCTION, address(kilnCudaGraphLoops)},
       {KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION, address(kilnCudaGraphWhileBegin)},
       {KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION, address(kilnCudaGraphWhileTest)},

@@ -576,6 +576,25 @@ kiln::format::ModuleContents cudaModuleContents() {
   convolve.name = "convolve_bad_flags";
   convolve.entrySymbol = "kiln_entry_convolve_bad_flags";
   contents.functions.push_back(convolve);
+  kiln::format::FunctionSignature attend;
+  auto bf16 = [](const char *name) {
+    return kiln::format::TensorSignature{
+        name, kiln::format::DType::BF16, {1, 2, 4, 8}};
+  };
+  kiln::format::TensorSignature lse{"lse", kiln::format::DType::F32, {1, 2, 4}};
+  attend.name = "attend";
+  attend.entrySymbol = "kiln_entry_attend";
+  attend.inputs = {bf16("q"), bf16("k"), bf16("v")};
+  attend.outputs = {bf16("o"), lse};
+  contents.functions.push_back(attend);
+  attend.name = "attend_missing_mask";
+  attend.entrySymbol = "kiln_entry_attend_missing_mask";
+  contents.functions.push_back(attend);
+  attend.name = "attend_grad";
+  attend.entrySymbol = "kiln_entry_attend_grad";
+  attend.inputs = {bf16("q"), bf16("k"), bf16("v"), bf16("o"), lse, bf16("do")};
+  attend.outputs = {bf16("dq"), bf16("dk"), bf16("dv")};
+  contents.functions.push_back(attend);
   kiln::format::FunctionSignature product;
   product.name = "product";
   product.entrySymbol = "kiln_entry_product";
@@ -703,12 +722,14 @@ const kiln_blas_plugin_t fakeBlasTable = {
     },
     [] { return "fake BLAS"; }};
 
-/// What the fake convolutions plug-in saw.
+/// What the fake convolutions and attention plug-in saw.
 struct FakeDnnState {
   FakeState *device = nullptr;
-  int creates = 0, destroys = 0, convs = 0;
+  int creates = 0, destroys = 0, convs = 0, attentions = 0;
   std::vector<std::vector<int64_t>> descriptors;
   std::set<void *> workspaces;
+  /// The buffers of the last attention call, in the ABI's order.
+  std::vector<const void *> attentionBuffers;
 };
 FakeDnnState *fakeDnn = nullptr;
 
@@ -724,8 +745,7 @@ const kiln_dnn_plugin_t fakeDnnTable = {
     },
     [](void *) { ++fakeDnn->destroys; },
     [](void *, const int64_t *d, const void *x, const void *w, void *y,
-       void *stream, void *workspace, size_t, char *error,
-       size_t size) -> int {
+       void *stream, void *workspace, size_t, char *error, size_t size) -> int {
       if (d[0] != 2 || d[2] != KILN_DTYPE_F32) {
         std::snprintf(error, size, "the fake runs 2-d f32 only");
         return 1;
@@ -764,7 +784,37 @@ const kiln_dnn_plugin_t fakeDnnTable = {
       });
       return 0;
     },
-    [] { return "fake DNN"; }};
+    [] { return "fake DNN"; },
+    // Attention of bf16 [1, 2, 4, 8]: the forward writes v into o and
+    // 0, 1, ... into lse, the gradient do into dq, k into dk and v into
+    // dv, so that a test sees each buffer where the ABI puts it.
+    [](void *, const int64_t *d, int gradient, const void *const *buffers,
+       void *stream, void *workspace, size_t, char *, size_t) -> int {
+      ++fakeDnn->attentions;
+      fakeDnn->descriptors.emplace_back(
+          d, d + KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE);
+      fakeDnn->workspaces.insert(workspace);
+      fakeDnn->device->queuedOn.insert(static_cast<CUstream>(stream));
+      size_t count = gradient ? 11 : 6;
+      fakeDnn->attentionBuffers.assign(buffers, buffers + count);
+      std::vector<const void *> b(buffers, buffers + count);
+      fakeDnn->device->enqueue([b, gradient] {
+        auto copy = [](const void *from, const void *to) {
+          std::memcpy(const_cast<void *>(to), from, 64 * sizeof(uint16_t));
+        };
+        if (!gradient) {
+          copy(b[2], b[4]);
+          float *lse = static_cast<float *>(const_cast<void *>(b[5]));
+          for (int i = 0; i < 8; ++i)
+            lse[i] = float(i);
+          return;
+        }
+        copy(b[5], b[7]);
+        copy(b[1], b[8]);
+        copy(b[2], b[9]);
+      });
+      return 0;
+    }};
 
 /// Installs a fake driver for one test.
 class FakeCudaTest : public ::testing::Test {
@@ -1146,6 +1196,96 @@ TEST_F(FakeCudaTest, ConvolutionsAreQueuedOnTheStreamThroughThePlugin) {
   EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
   module.reset();
   EXPECT_EQ(dnn.destroys, 1);
+}
+
+/// Calls `name` on bf16 tensors [1, 2, 4, 8] of the halves 0, 1, ... (the
+/// k-th input starting at 100 * k) and, for attend_grad, an f32 lse.
+kiln::test::Outcome callAttention(kiln_module_t *module, const char *name,
+                                  std::vector<TensorPtr> &outputs) {
+  const kiln_function_t *function = nullptr;
+  take(kiln_module_function_lookup(module, name, &function));
+  bool gradient = std::string(name) == "attend_grad";
+  std::vector<TensorPtr> inputs;
+  for (int k = 0; k < (gradient ? 6 : 3); ++k) {
+    if (gradient && k == 4) {
+      inputs.push_back(kiln::test::makeTensor<float>(
+          KILN_DTYPE_F32, {1, 2, 4}, std::vector<float>(8, 0.5f)));
+      continue;
+    }
+    std::vector<uint16_t> halves;
+    for (int i = 0; i < 64; ++i)
+      halves.push_back(uint16_t(100 * k + i));
+    inputs.push_back(kiln::test::makeTensor<uint16_t>(KILN_DTYPE_BF16,
+                                                      {1, 2, 4, 8}, halves));
+  }
+  std::vector<kiln_tensor_t *> in;
+  for (TensorPtr &t : inputs)
+    in.push_back(t.get());
+  std::vector<kiln_tensor_t *> out(gradient ? 3 : 2, nullptr);
+  kiln::test::Outcome outcome = take(kiln_function_call(
+      function, in.data(), in.size(), out.data(), out.size()));
+  outputs.clear();
+  for (kiln_tensor_t *t : out)
+    outputs.emplace_back(t);
+  return outcome;
+}
+
+/// The halves of a bf16 output of callAttention.
+std::vector<uint16_t> halvesOf(const TensorPtr &t) {
+  const uint16_t *h = static_cast<const uint16_t *>(kiln_tensor_data(t.get()));
+  return std::vector<uint16_t>(h, h + 64);
+}
+
+std::vector<uint16_t> halvesFrom(int start) {
+  std::vector<uint16_t> h;
+  for (int i = 0; i < 64; ++i)
+    h.push_back(uint16_t(start + i));
+  return h;
+}
+
+TEST_F(FakeCudaTest, AttentionIsQueuedOnTheStreamThroughThePlugin) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  std::vector<TensorPtr> outputs;
+  kiln::test::Outcome call = callAttention(module.get(), "attend", outputs);
+  ASSERT_TRUE(call.ok()) << call.message;
+  EXPECT_EQ(dnn.attentions, 1);
+  // o holds v and lse what the plug-in wrote: each buffer went where the
+  // ABI says, the absent mask as null.
+  EXPECT_EQ(halvesOf(outputs[0]), halvesFrom(200));
+  const float *lse =
+      static_cast<const float *>(kiln_tensor_data(outputs[1].get()));
+  EXPECT_EQ(std::vector<float>(lse, lse + 8),
+            (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
+  ASSERT_EQ(dnn.attentionBuffers.size(), 6u);
+  EXPECT_EQ(dnn.attentionBuffers[3], nullptr);
+  EXPECT_EQ(dnn.descriptors.back(),
+            (std::vector<int64_t>{6, 1, 1, 2, 4, 4, 8, 8, 1, 1, 1, 1,
+                                  4593671619917905920}));
+  EXPECT_EQ(state.queuedOn, std::set<CUstream>{state.stream});
+  // The gradient: dq holds do, dk k and dv v.
+  call = callAttention(module.get(), "attend_grad", outputs);
+  ASSERT_TRUE(call.ok()) << call.message;
+  EXPECT_EQ(dnn.attentions, 2);
+  ASSERT_EQ(dnn.attentionBuffers.size(), 11u);
+  EXPECT_EQ(dnn.attentionBuffers[6], nullptr);
+  EXPECT_EQ(halvesOf(outputs[0]), halvesFrom(500));
+  EXPECT_EQ(halvesOf(outputs[1]), halvesFrom(100));
+  EXPECT_EQ(halvesOf(outputs[2]), halvesFrom(200));
+  // One handle and one workspace for convolutions and attention alike.
+  EXPECT_EQ(dnn.creates, 1);
+  EXPECT_EQ(dnn.workspaces.size(), 1u);
+}
+
+TEST_F(FakeCudaTest, AnAttentionWhoseMaskIsMissingIsRefused) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  std::vector<TensorPtr> outputs;
+  expectDeviceError(
+      callAttention(module.get(), "attend_missing_mask", outputs),
+      "CUDA attention: malformed descriptor (flags 3, sizes 1x2x4x8, 4 keys)");
+  EXPECT_EQ(dnn.attentions, 0);
+  EXPECT_EQ(dnn.creates, 0);
 }
 
 TEST_F(FakeCudaTest, AConvolutionWithUndefinedFlagsIsRefused) {

@@ -50,6 +50,11 @@ struct CudaOptions {
   /// (kiln-cuda-outline-convs, kiln-cuda-library-conv); otherwise as
   /// kiln's own kernels.
   bool libraryConv = true;
+  /// f16 and bf16 attention and its gradient as cuDNN calls through the
+  /// runtime (kiln-cuda-outline-library-attention,
+  /// kiln-cuda-library-attention) where cuDNN takes them; otherwise kiln's
+  /// own kernels.
+  bool cudnnAttention = false;
   /// Let f32 products and convolutions round their inputs to TF32 on
   /// tensor cores.
   bool tf32 = false;
@@ -66,7 +71,8 @@ struct CudaOptions {
   bool deterministic = false;
   /// Run the kernels on the host instead (kiln-cuda-launches-on-cpu): the
   /// program lowers for the CPU, every kernel's body runs once per GPU
-  /// thread, products and convolutions are kiln's own kernels and no loop
+  /// thread, products, convolutions and attention are kiln's own kernels
+  /// and no loop
   /// is a graph, whatever the options above say. For checking the
   /// generated kernels without a GPU.
   bool onCpu = false;

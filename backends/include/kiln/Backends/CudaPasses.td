@@ -273,6 +273,64 @@ def KilnCudaLibraryConv : Pass<"kiln-cuda-library-conv", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def KilnCudaOutlineLibraryAttention
+    : Pass<"kiln-cuda-outline-library-attention", "mlir::ModuleOp"> {
+  let summary = "Move each half-precision attention cuDNN computes into a "
+                "function for kiln-cuda-library-attention";
+  let description = [{
+    Runs on kiln IR, before kiln-cuda-outline-attention. Every
+    `kiln.attention` and `kiln.attention_grad` with f16 or bf16 query, key
+    and value (and mask) of static shapes, none empty, and head dims that
+    are multiples of 8 up to 128 is replaced by a call, with the op's own
+    operands, of a new private function `@kiln_cuda_cudnn_attention`
+    (`@kiln_cuda_cudnn_attention_grad`) marked `kiln.cudnn_attention =
+    array<i64: ...>` (`kiln.cudnn_attention_grad`), the descriptor of
+    kiln/CudaLibraryAbi.h: dtype, flags (causal 1, mask 2), B, H, Nq, Nk,
+    D, Dv, the mask's dims MB, MH, MQ, MK and the bits of the f64 scale.
+    The leading dims fold into H (the last) and B (the product of the
+    others); an attention whose mask broadcasts over some but not all of
+    the others is left alone, as is every gradient under `deterministic`
+    (cuDNN adds dq with atomics). The functions' arguments are read-only
+    for bufferization and their bodies only allocate the results.
+  }];
+  let options = [
+    Option<"deterministic", "deterministic", "bool", "false",
+           "Leave gradients to kiln's kernels, which can sum in a fixed "
+           "order">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def KilnCudaLibraryAttention
+    : Pass<"kiln-cuda-library-attention", "mlir::ModuleOp"> {
+  let summary = "Replace calls of outlined attention by cuDNN calls "
+                "through the runtime";
+  let description = [{
+    Runs on memrefs, after bufferization, before kiln-cuda-flash-attention.
+    Each call of a function marked `kiln.cudnn_attention` (operands: q, k,
+    v, the mask if the descriptor's flags say so, then the result and
+    log-sum-exp buffers) becomes a call `kiln_cuda_attention(descriptor,
+    q, k, v, mask, o, lse)` of the runtime (kiln/CudaLibraryAbi.h) with
+    the buffers' device addresses (a null mask without one) and the
+    descriptor as a constant global `kiln_cuda_attention_descriptor`; each
+    call of one marked `kiln.cudnn_attention_grad` (q, k, v, o, lse, do,
+    the mask if any, then dq, dk and dv) becomes
+    `kiln_cuda_attention_grad(descriptor, q, k, v, o, lse, do, mask, dq,
+    dk, dv, scratch)`, the f32 scratch of B * H * Nq * (D + 1) elements
+    allocated before the call and freed after it. Result buffers only
+    copied into the function's out-params are replaced by those, and
+    operands that are not dense in row-major order go through dense copies,
+    as for kiln-cuda-library-conv. The marked functions, then uncalled,
+    are erased. A malformed descriptor or call is an error.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def KilnCudaLibraryMatmul
     : Pass<"kiln-cuda-library-matmul", "mlir::ModuleOp"> {
   let summary = "Turn float matrix products into cuBLASLt calls through the runtime";

@@ -1,6 +1,7 @@
 //===- CudnnPlugin.cpp - Convolutions of CUDA modules on cuDNN ------------===//
 //
-// Exports kiln_dnn_plugin, the table of DnnPlugin.h. Each convolution is
+// Exports kiln_dnn_plugin, the table of DnnPlugin.h: convolutions here,
+// attention in CudnnAttention.cpp. Each convolution is
 // one execution of a cuDNN 9 graph-API plan (one forward-convolution
 // operation, or a backward-data one for KILN_CUDA_CONV_INPUT_GRADIENT, a
 // backward-filter one for KILN_CUDA_CONV_WEIGHT_GRADIENT) queued on the
@@ -36,6 +37,8 @@
 
 #include "cuda/DnnPlugin.h"
 #include "cuda/PluginSupport.h"
+#include "cuda/cudnn/CudnnAttention.h"
+#include "cuda/cudnn/CudnnGraph.h"
 
 #include "kiln/CudaLibraryAbi.h"
 #include "kiln/ElementType.h"
@@ -64,71 +67,6 @@ namespace {
 
 using cuda_plugin::alignmentOf;
 using cuda_plugin::fail;
-
-int failStatus(char *error, size_t errorSize, const char *what,
-               cudnnStatus_t status) {
-  char detail[256] = "";
-  cudnnGetLastErrorString(detail, sizeof(detail));
-  return fail(error, errorSize, "cuDNN: %s failed: %s%s%s", what,
-              cudnnGetErrorString(status), *detail ? ": " : "", detail);
-}
-
-/// One backend descriptor, destroyed with its owner.
-class Descriptor {
-public:
-  Descriptor() = default;
-  Descriptor(const Descriptor &) = delete;
-  Descriptor &operator=(const Descriptor &) = delete;
-  ~Descriptor() {
-    if (descriptor)
-      cudnnBackendDestroyDescriptor(descriptor);
-  }
-  cudnnStatus_t create(cudnnBackendDescriptorType_t type) {
-    return cudnnBackendCreateDescriptor(type, &descriptor);
-  }
-  cudnnBackendDescriptor_t get() const { return descriptor; }
-  void swap(Descriptor &other) { std::swap(descriptor, other.descriptor); }
-
-private:
-  cudnnBackendDescriptor_t descriptor = nullptr;
-};
-
-/// Sets attributes and finalizes descriptors, stopping at the first
-/// failure, which it keeps for the message.
-class Builder {
-public:
-  template <typename T>
-  Builder &set(const Descriptor &d, cudnnBackendAttributeName_t name,
-               cudnnBackendAttributeType_t type, const T *values,
-               int64_t count = 1) {
-    if (status == CUDNN_STATUS_SUCCESS)
-      record(cudnnBackendSetAttribute(d.get(), name, type, count, values),
-             "cudnnBackendSetAttribute");
-    return *this;
-  }
-  Builder &create(Descriptor &d, cudnnBackendDescriptorType_t type) {
-    if (status == CUDNN_STATUS_SUCCESS)
-      record(d.create(type), "cudnnBackendCreateDescriptor");
-    return *this;
-  }
-  Builder &finalize(const Descriptor &d, const char *what) {
-    if (status == CUDNN_STATUS_SUCCESS)
-      record(cudnnBackendFinalize(d.get()), what);
-    return *this;
-  }
-  bool ok() const { return status == CUDNN_STATUS_SUCCESS; }
-  int failure(char *error, size_t errorSize) const {
-    return failStatus(error, errorSize, what, status);
-  }
-
-private:
-  void record(cudnnStatus_t result, const char *step) {
-    status = result;
-    what = step;
-  }
-  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
-  const char *what = "";
-};
 
 /// The element types cuDNN convolves for kiln.
 bool dataTypeOf(int64_t dtype, cudnnDataType_t &type) {
@@ -232,12 +170,6 @@ struct Plan {
   Descriptor x, w, y, convolution, operation, graph, plan;
   std::vector<std::unique_ptr<Descriptor>> configs;
   int64_t workspaceBytes = 0;
-};
-
-/// An execution plan that may run the convolution.
-struct Candidate {
-  std::unique_ptr<Descriptor> plan;
-  int64_t workspaceBytes;
 };
 
 /// The buffers, stream and workspace of one call.
@@ -354,6 +286,7 @@ size_t fastest(cudnnHandle_t library, const std::vector<Candidate> &candidates,
 struct Handle {
   cudnnHandle_t library = nullptr;
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans;
+  std::map<std::vector<int64_t>, std::unique_ptr<AttentionPlan>> attentions;
 };
 
 /// Whether the engine of `config` computes with the numerics kiln's
@@ -519,74 +452,16 @@ int makePlan(Handle &handle, const Problem &problem,
   if (!b.ok())
     return b.failure(error, errorSize);
 
-  cudnnBackendDescriptor_t graphHandle = graph.get();
   size_t wanted = tuning() ? kTunedCandidates : 1;
   std::vector<Candidate> candidates;
-  for (cudnnBackendHeurMode_t heurMode :
-       {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    Descriptor heuristics;
-    Builder h;
-    h.create(heuristics, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR)
-        .set(heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &graphHandle)
-        .set(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE,
-             &heurMode)
-        .finalize(heuristics, "finalizing the engine heuristics");
-    if (!h.ok())
-      continue;
-    int64_t count = 0;
-    if (cudnnBackendGetAttribute(heuristics.get(),
-                                 CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                                 nullptr) != CUDNN_STATUS_SUCCESS ||
-        count <= 0)
-      continue;
-    std::vector<std::unique_ptr<Descriptor>> configs;
-    std::vector<cudnnBackendDescriptor_t> configHandles;
-    for (int64_t i = 0; i < count; ++i) {
-      configs.push_back(std::make_unique<Descriptor>());
-      if (configs.back()->create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR) !=
-          CUDNN_STATUS_SUCCESS)
-        return fail(error, errorSize,
-                    "cuDNN: cannot create an engine configuration");
-      configHandles.push_back(configs.back()->get());
-    }
-    int64_t returned = 0;
-    if (cudnnBackendGetAttribute(heuristics.get(),
-                                 CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                                 &returned, configHandles.data()) !=
-        CUDNN_STATUS_SUCCESS)
-      continue;
-    for (int64_t i = 0; i < returned && candidates.size() < wanted; ++i) {
-      if (!numericsAllowed(*configs[i], problem))
-        continue;
-      auto candidate = std::make_unique<Descriptor>();
-      Builder p;
-      cudnnBackendDescriptor_t config = configHandles[i];
-      p.create(*candidate, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
-          .set(*candidate, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
-               &handle.library)
-          .set(*candidate, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-               CUDNN_TYPE_BACKEND_DESCRIPTOR, &config)
-          .finalize(*candidate, "finalizing an execution plan");
-      if (!p.ok())
-        continue;
-      int64_t bytes = 0, got = 0;
-      if (cudnnBackendGetAttribute(candidate->get(),
-                                   CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                   CUDNN_TYPE_INT64, 1, &got, &bytes) !=
-              CUDNN_STATUS_SUCCESS ||
-          bytes < 0 || static_cast<size_t>(bytes) > workspaceBytes)
-        continue;
-      candidates.push_back({std::move(candidate), bytes});
-    }
-    // The plans refer to their configurations: those stay with the plan.
-    for (auto &config : configs)
-      plan.configs.push_back(std::move(config));
-    if (candidates.size() >= wanted)
-      break;
-  }
+  PlanTarget target;
+  target.handle = handle.library;
+  rankedPlans(
+      graph, target, wanted, workspaceBytes,
+      [&](const Descriptor &config) {
+        return numericsAllowed(config, problem);
+      },
+      plan.configs, candidates);
   if (!candidates.empty()) {
     Candidate &chosen =
         candidates[fastest(handle.library, candidates, buffers)];
@@ -633,6 +508,7 @@ void destroy(void *opaque) {
     return;
   // Plans go before the handle they were made with.
   handle->plans.clear();
+  handle->attentions.clear();
   cudnnDestroy(handle->library);
   delete handle;
 }
@@ -678,14 +554,61 @@ int conv(void *opaque, const int64_t *descriptor, const void *x,
   return 0;
 }
 
+int attention(void *opaque, const int64_t *descriptor, int gradient,
+              const void *const *buffers, void *stream, void *workspace,
+              size_t workspaceBytes, char *error, size_t errorSize) {
+  Handle &handle = *static_cast<Handle *>(opaque);
+  size_t count = gradient ? 11 : 6;
+  // The cache key: the descriptor, the direction and the alignments of
+  // the buffers (a missing mask counts as aligned).
+  std::vector<int64_t> key(descriptor,
+                           descriptor + KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE);
+  key.push_back(gradient);
+  for (size_t i = 0; i < count; ++i)
+    key.push_back(buffers[i] ? alignmentOf(buffers[i]) : 256);
+  cudnnStatus_t status =
+      cudnnSetStream(handle.library, static_cast<cudaStream_t>(stream));
+  if (status != CUDNN_STATUS_SUCCESS)
+    return failStatus(error, errorSize, "cudnnSetStream", status);
+  auto found = handle.attentions.find(key);
+  if (found == handle.attentions.end()) {
+    AttentionProblem problem(descriptor);
+    auto plan = std::make_unique<AttentionPlan>();
+    std::vector<Candidate> candidates;
+    PlanTarget target;
+    target.handle = handle.library;
+    // cuDNN's heuristics rank its attention engines well: the first plan
+    // that finalizes is kept.
+    if (gradient && cudnnGetVersion() < 90600)
+      return fail(
+          error, errorSize,
+          "the attention gradient needs cuDNN 9.6 or later (which "
+          "clears dq's accumulator itself), not %s",
+          cuda_plugin::libraryVersion("cuDNN", cudnnGetVersion()).c_str());
+    if (int failed =
+            planAttention(problem, gradient, buffers, target, workspaceBytes, 1,
+                          *plan, candidates, error, errorSize))
+      return failed;
+    plan->workspaceBytes = candidates.front().workspaceBytes;
+    plan->plan.swap(*candidates.front().plan);
+    found = handle.attentions.emplace(std::move(key), std::move(plan)).first;
+  }
+  const AttentionPlan &plan = *found->second;
+  status = executeAttention(handle.library, plan, plan.plan,
+                            plan.workspaceBytes, buffers, workspace);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return failStatus(error, errorSize, "cudnnBackendExecute", status);
+  return 0;
+}
+
 const char *describe() {
   static const std::string name =
       cuda_plugin::libraryVersion("cuDNN", cudnnGetVersion());
   return name.c_str();
 }
 
-const kiln_dnn_plugin_t table = {KILN_DNN_PLUGIN_VERSION, create, destroy,
-                                 conv, describe};
+const kiln_dnn_plugin_t table = {
+    KILN_DNN_PLUGIN_VERSION, create, destroy, conv, describe, attention};
 
 } // namespace
 } // namespace cuda_dnn

@@ -1,0 +1,38 @@
+// REQUIRES: cuda-backend
+// With --cuda-cudnn-attention the half-precision attention and its
+// gradient of a training step become the runtime's cuDNN calls, reading
+// the forward's o and lse where the gradient was given them, and no
+// attention kernel is built (the one kernel left copies o, which the
+// gradient reads too, into its out-param); sm_75 has no fused attention
+// in cuDNN, and under --cuda-deterministic the gradient stays with kiln's
+// kernels.
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --emit=llvm -o - | FileCheck %s
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --emit=ptx -o - | FileCheck %s --check-prefix=PTX
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --cuda-deterministic --emit=ptx -o - | FileCheck %s --check-prefix=DET-PTX
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_75 --cuda-cudnn-attention --emit=llvm -o - | FileCheck %s --check-prefix=TURING
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --cuda-deterministic --emit=llvm -o - | FileCheck %s --check-prefix=DET
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=llvm -o - | FileCheck %s --check-prefix=DEFAULT
+
+// CHECK-DAG: @kiln_cuda_attention_descriptor{{.*}} = private constant [13 x i64] [i64 6, i64 1, i64 2, i64 4, i64 128, i64 128, i64 64, i64 64, i64 1, i64 1, i64 1, i64 1, i64 4593671619917905920]
+// CHECK-DAG: @kiln_gpu_fn_kiln_cuda_attention = {{.*}}global ptr null
+// CHECK-DAG: @kiln_gpu_fn_kiln_cuda_attention_grad = {{.*}}global ptr null
+// CHECK: define void @kiln_entry_step(
+// CHECK: call void @kiln_cuda_attention(ptr {{.*}}@kiln_cuda_attention_descriptor{{.*}}, ptr %[[Q:[0-9]+]], ptr %[[K:[0-9]+]], ptr %[[V:[0-9]+]], ptr null, ptr %[[O:[0-9]+]], ptr %[[L:[0-9]+]])
+// CHECK: call void @kiln_cuda_attention_grad(ptr {{.*}}@kiln_cuda_attention_descriptor{{.*}}, ptr %[[Q]], ptr %[[K]], ptr %[[V]], ptr %[[O]], ptr %[[L]], ptr %{{[0-9]+}}, ptr null, ptr %{{[0-9]+}}, ptr %{{[0-9]+}}, ptr %{{[0-9]+}}, ptr %{{[0-9]+}})
+// CHECK: ret void
+
+// PTX-COUNT-1: .entry
+// PTX-NOT: .entry
+// PTX-NOT: mma.sync
+
+// TURING-NOT: call void @kiln_cuda_attention
+// DET: call void @kiln_cuda_attention(
+// DET-NOT: call void @kiln_cuda_attention_grad(
+// DET-PTX: mma.sync
+// DEFAULT-NOT: call void @kiln_cuda_attention
+
+func.func @step(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>, %v: tensor<2x4x128x64xbf16>, %do: tensor<2x4x128x64xbf16>) -> (tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>) {
+  %o, %lse = kiln.attention %q, %k, %v {causal, scale = 0.125 : f64} : tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>
+  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do {causal, scale = 0.125 : f64} : tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128xf32>
+  return %o, %dq, %dk, %dv : tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>
+}
