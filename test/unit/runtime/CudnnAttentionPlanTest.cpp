@@ -57,6 +57,11 @@ protected:
     if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))
       GTEST_SKIP() << "no libcuda.so.1 to plan against (neither a CUDA "
                       "driver nor the CUDA toolkit's stubs/libcuda.so)";
+    // ... and compile with NVRTC, which cuDNN loads by its soname.
+    if (!dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL) &&
+        !dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL))
+      GTEST_SKIP() << "no NVRTC (libnvrtc.so.13 or .12), with which "
+                      "cuDNN's attention engines compile their kernels";
     Builder b;
     b.create(properties, CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR)
         .set(properties, CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION,
