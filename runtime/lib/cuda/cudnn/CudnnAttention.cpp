@@ -462,17 +462,21 @@ int planAttention(const AttentionProblem &problem, bool gradient,
       plan.graph, target, wanted, workspaceBytes,
       [](const Descriptor &) { return true; }, plan.configs, candidates,
       refusals);
-  if (candidates.empty())
+  if (candidates.empty()) {
+    // cuDNN's reason for the last refusal, for whoever has to find out why.
+    char detail[256] = "";
+    cudnnGetLastErrorString(detail, sizeof(detail));
     return fail(error, errorSize,
                 "cuDNN has no engine for the attention%s of [%lld, %lld, "
                 "%lld, %lld] queries and %lld keys (value dim %lld%s%s, kiln "
-                "dtype %lld) within %zu bytes of workspace",
+                "dtype %lld) within %zu bytes of workspace%s%s",
                 gradient ? " gradient" : "", (long long)problem.b,
                 (long long)problem.h, (long long)problem.nq,
                 (long long)problem.d, (long long)problem.nk,
                 (long long)problem.dv, problem.causal() ? ", causal" : "",
                 problem.masked() ? ", masked" : "", (long long)problem.dtype,
-                workspaceBytes);
+                workspaceBytes, *detail ? ": " : "", detail);
+  }
   return 0;
 }
 
