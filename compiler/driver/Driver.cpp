@@ -204,10 +204,13 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
              "f32 on widened copies), and bf16 products and convolutions "
              "run slower than f32 there";
     // Attention written as ops is recognized before the products it is
-    // made of are cast: kiln.attention is not on autocast's list, so it
-    // stays one f32 op, which both targets run as their fused kernels
-    // (f32), where its cast products would be a composition whose scores
-    // go through memory.
+    // made of are cast, so that it stays one op, which both targets run as
+    // their fused kernels, where its cast products would be a composition
+    // whose scores go through memory. On the CPU, whose attention kernel is
+    // f32, it stays f32; the CUDA targets from sm_80 on run it in half
+    // precision on tensor cores (or cuDNN), as PyTorch's autocast runs
+    // scaled_dot_product_attention (--target=cuda-on-cpu emulates those
+    // kernels).
     bool cuda =
         options.target == Target::Cuda || options.target == Target::CudaOnCpu;
     if (cuda ? options.cuda.fuse : options.cpu.fuse) {
@@ -216,6 +219,12 @@ LogicalResult kiln::lowerToLLVMDialect(ModuleOp module,
     }
     mlir::kiln::AutocastOptions autocast;
     autocast.dtype = options.autocast;
+    llvm::StringRef arch = options.cuda.arch;
+    unsigned sm = 0;
+    autocast.attention =
+        options.target == Target::CudaOnCpu ||
+        (options.target == Target::Cuda && arch.consume_front("sm_") &&
+         !arch.getAsInteger(10, sm) && sm >= 80);
     pm.addPass(mlir::kiln::createAutocast(autocast));
   }
   if (options.target == Target::Cuda || options.target == Target::CudaOnCpu) {

@@ -18,6 +18,11 @@
 // before it, kiln-grad's rule for a widened product makes them half-
 // precision products as well.
 //
+// With `attention` (the CUDA targets from sm_80 on), kiln.attention and
+// kiln.attention_grad are on the lower-precision list too, as
+// scaled_dot_product_attention is on PyTorch's for CUDA: their products
+// then run on tensor cores, their softmax and lse in f32 as before.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/Passes.h"
@@ -73,6 +78,41 @@ static Value castOperand(OpBuilder &builder, Value value, Type element,
   return narrow;
 }
 
+/// `op` (an f32 kiln.attention or kiln.attention_grad) on its tensor
+/// operands cast to `element`, all but the lse, which stays f32; its
+/// results of the operands' type are widened back to f32.
+static void castAttention(OpBuilder &builder, Operation *op, Type element,
+                          DenseMap<Value, Value> &casts) {
+  // The lse: kiln.attention's second result, kiln.attention_grad's fifth
+  // operand.
+  Value lse = isa<AttentionGradOp>(op) ? op->getOperand(4) : Value();
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands())
+    operands.push_back(operand == lse
+                           ? operand
+                           : castOperand(builder, operand, element, casts));
+  builder.setInsertionPoint(op);
+  Operation *narrow = builder.clone(*op);
+  narrow->setOperands(operands);
+  for (auto [result, wide] :
+       llvm::zip(narrow->getResults(), op->getResults())) {
+    auto type = cast<RankedTensorType>(wide.getType());
+    bool isLse = isa<AttentionOp>(op) && wide == op->getResult(1);
+    if (!isLse)
+      result.setType(type.clone(element));
+  }
+  builder.setInsertionPointAfter(narrow);
+  for (auto [result, wide] :
+       llvm::zip(narrow->getResults(), op->getResults())) {
+    Value replacement = result;
+    if (result.getType() != wide.getType())
+      replacement =
+          builder.create<CastOp>(op->getLoc(), wide.getType(), result);
+    wide.replaceAllUsesWith(replacement);
+  }
+  op->erase();
+}
+
 namespace {
 struct AutocastPass : mlir::kiln::impl::AutocastBase<AutocastPass> {
   using AutocastBase::AutocastBase;
@@ -119,6 +159,18 @@ struct AutocastPass : mlir::kiln::impl::AutocastBase<AutocastPass> {
                                               narrow->getResult(0));
         op.replaceAllUsesWith(widened.getResult());
         op.erase();
+      }
+      if (attention) {
+        SmallVector<Operation *> attentions;
+        function.walk([&](Operation *op) {
+          if (isa<AttentionOp, AttentionGradOp>(op) &&
+              cast<RankedTensorType>(op->getOperand(0).getType())
+                  .getElementType()
+                  .isF32())
+            attentions.push_back(op);
+        });
+        for (Operation *op : attentions)
+          castAttention(builder, op, element, casts);
       }
       for (MatmulOp op : products) {
         Value lhs = castOperand(builder, op.getLhs(), element, casts);

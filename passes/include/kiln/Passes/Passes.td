@@ -167,12 +167,26 @@ def Autocast : Pass<"kiln-autocast", "mlir::ModuleOp"> {
     f16 convolutions (and those oneDNN does not take, such as the
     input-gradient convolution of a strided one) are loop nests on widened
     operands.
+
+    With `attention`, as PyTorch's autocast does for
+    scaled_dot_product_attention on CUDA, every f32 `kiln.attention` takes
+    its query, key, value and mask cast to `dtype` and its result is
+    widened back to f32 (the lse stays f32, which it is for half operands
+    too), and every f32 `kiln.attention_grad` likewise takes query, key,
+    value, result, cotangent and mask cast and widens its three results.
+    The compiler asks for it on the CUDA targets from sm_80 on, where half
+    attention runs on tensor cores (or cuDNN); the CPU's attention kernel
+    is f32, so there attention stays f32.
   }];
   let options = [
     Option<"dtype", "dtype", "std::string", /*default=*/"\"bf16\"",
            "The element type of the products' operands: bf16 or f16">,
     Option<"functionName", "function", "std::string", /*default=*/"\"\"",
            "Cast only in this function (default: every function)">,
+    Option<"attention", "attention", "bool", /*default=*/"false",
+           "Run f32 kiln.attention and kiln.attention_grad on operands "
+           "cast to dtype too (their softmax and lse stay f32), for a "
+           "target whose attention kernels take half precision">,
   ];
   let dependentDialects = ["mlir::kiln::KilnDialect"];
 }
