@@ -148,6 +148,24 @@ TEST_F(CudnnAttentionPlanTest, AForwardOfOtherKeysAndValueDimsIsTaken) {
   EXPECT_TRUE(o.taken) << o.error;
 }
 
+TEST_F(CudnnAttentionPlanTest, ADecodeStepIsTaken) {
+  Outcome o =
+      plan(attention(ElementType::BF16, 0, 4, 8, 1, 300, 64, 64), false);
+  EXPECT_TRUE(o.taken) << o.error;
+}
+
+TEST_F(CudnnAttentionPlanTest, AGradientOfOtherKeysAndValueDimsIsTaken) {
+  Outcome o =
+      plan(attention(ElementType::F16, 0, 1, 8, 256, 300, 64, 32), true);
+  EXPECT_TRUE(o.taken) << o.error;
+}
+
+TEST_F(CudnnAttentionPlanTest, ACausalGradientOfMoreQueriesThanKeysIsTaken) {
+  Outcome o =
+      plan(attention(ElementType::BF16, kCausal, 1, 8, 300, 200, 40, 40), true);
+  EXPECT_TRUE(o.taken) << o.error;
+}
+
 TEST_F(CudnnAttentionPlanTest, TheGradientIsTaken) {
   Outcome o =
       plan(attention(ElementType::BF16, 0, 1, 8, 1024, 1024, 64, 64), true);
