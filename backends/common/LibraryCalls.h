@@ -11,6 +11,8 @@
 #ifndef KILN_BACKENDS_COMMON_LIBRARYCALLS_H
 #define KILN_BACKENDS_COMMON_LIBRARYCALLS_H
 
+#include "common/BufferAccess.h"
+#include "common/BufferAddress.h"
 #include "common/OutlinedOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,6 +20,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -104,6 +107,27 @@ inline Value denseCopyAround(Operation *op, Value operand, bool written) {
     before.create<linalg::CopyOp>(loc, operand, copy);
   after.create<memref::DeallocOp>(loc, copy);
   return copy;
+}
+
+/// `operand` as a library that reads dense buffers takes it around `op`:
+/// itself where it is dense in row-major order and its address needs no
+/// read of memory, otherwise a dense copy (denseCopyAround).
+inline Value denseForLibrary(Operation *op, Value operand, bool written) {
+  auto type = cast<MemRefType>(operand.getType());
+  if (memref::isStaticShapeAndContiguousRowMajor(type) &&
+      !addressReadsMemory(operand))
+    return operand;
+  return denseCopyAround(op, operand, written);
+}
+
+/// The device address of `buffer`'s first element as an !llvm.ptr, for a
+/// library call, computed at the builder's insertion point.
+inline Value libraryPointer(OpBuilder &builder, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  BufferAddress view =
+      bufferAddressOf(builder, loc, buffer, type.getElementTypeBitWidth() / 8);
+  return builder.create<LLVM::IntToPtrOp>(
+      loc, LLVM::LLVMPointerType::get(builder.getContext()), view.address);
 }
 
 } // namespace mlir::kiln

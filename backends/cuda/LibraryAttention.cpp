@@ -34,8 +34,6 @@
 
 #include "kiln/Backends/Passes.h"
 
-#include "common/BufferAccess.h"
-#include "common/BufferAddress.h"
 #include "common/ForwardedResults.h"
 #include "common/LibraryCalls.h"
 #include "common/OutlinedOps.h"
@@ -49,7 +47,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -273,43 +270,31 @@ struct KilnCudaLibraryAttentionPass
     SmallVector<Operation *> dead;
     SmallVector<Value> written =
         mlir::kiln::forwardedResults(call, resultIndices, dead);
-    auto dense = [&](Value operand, bool isResult) -> Value {
-      auto type = cast<MemRefType>(operand.getType());
-      if (memref::isStaticShapeAndContiguousRowMajor(type) &&
-          !mlir::kiln::addressReadsMemory(operand))
-        return operand;
-      return mlir::kiln::denseCopyAround(call, operand, isResult);
-    };
     SmallVector<Value> buffers;
     for (unsigned i = 0; i < inputs; ++i)
-      buffers.push_back(dense(call.getOperand(i), false));
+      buffers.push_back(
+          mlir::kiln::denseForLibrary(call, call.getOperand(i), false));
     for (Value result : written)
-      buffers.push_back(dense(result, true));
+      buffers.push_back(mlir::kiln::denseForLibrary(call, result, true));
 
+    // The descriptor, the plain inputs, the mask (null without one), the
+    // results and, for the gradient, its scratch.
     builder.setInsertionPoint(call);
-    auto address = [&](Value buffer) -> Value {
-      auto type = cast<MemRefType>(buffer.getType());
-      mlir::kiln::BufferAddress view = mlir::kiln::bufferAddressOf(
-          builder, loc, buffer, type.getElementTypeBitWidth() / 8);
-      return builder.create<LLVM::IntToPtrOp>(
-          loc, LLVM::LLVMPointerType::get(builder.getContext()), view.address);
+    auto address = [&](Value buffer) {
+      return mlir::kiln::libraryPointer(builder, loc, buffer);
     };
-    Value none = builder.create<LLVM::ZeroOp>(
-        loc, LLVM::LLVMPointerType::get(builder.getContext()));
     SmallVector<Value> operands{
         mlir::kiln::globalPointer(builder, loc, global)};
     unsigned plain = gradient ? 6 : 3;
     for (unsigned i = 0; i < plain; ++i)
       operands.push_back(address(buffers[i]));
-    Value mask = masked ? address(buffers[plain]) : none;
-    if (!gradient) {
-      operands.push_back(mask);
-      operands.push_back(address(buffers[inputs]));
-      operands.push_back(address(buffers[inputs + 1]));
-    } else {
-      operands.push_back(mask);
-      for (unsigned i = 0; i < 3; ++i)
-        operands.push_back(address(buffers[inputs + i]));
+    operands.push_back(
+        masked ? address(buffers[plain])
+               : builder.create<LLVM::ZeroOp>(
+                     loc, LLVM::LLVMPointerType::get(builder.getContext())));
+    for (unsigned i = 0; i < results; ++i)
+      operands.push_back(address(buffers[inputs + i]));
+    if (gradient) {
       // dq's f32 accumulator and the rows' sums of do * o.
       int64_t scratch =
           descriptor[2] * descriptor[3] * descriptor[4] * (descriptor[6] + 1);

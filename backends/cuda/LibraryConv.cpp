@@ -428,26 +428,13 @@ struct KilnCudaLibraryConvPass
       Value result = mlir::kiln::forwardedResults(call, {2}, dead)[0];
       builder.setInsertionPoint(call);
       SmallVector<Value> buffers;
-      for (unsigned i = 0; i < 3; ++i) {
-        Value operand = i == 2 ? result : call.getOperand(i);
-        auto type = cast<MemRefType>(operand.getType());
-        if (memref::isStaticShapeAndContiguousRowMajor(type) &&
-            !mlir::kiln::addressReadsMemory(operand)) {
-          buffers.push_back(operand);
-          continue;
-        }
-        buffers.push_back(
-            mlir::kiln::denseCopyAround(call, operand, /*written=*/i == 2));
-      }
+      for (unsigned i = 0; i < 3; ++i)
+        buffers.push_back(mlir::kiln::denseForLibrary(
+            call, i == 2 ? result : call.getOperand(i), /*written=*/i == 2));
       SmallVector<Value> operands{
           mlir::kiln::globalPointer(builder, loc, global)};
-      for (Value buffer : buffers) {
-        auto type = cast<MemRefType>(buffer.getType());
-        mlir::kiln::BufferAddress view = mlir::kiln::bufferAddressOf(
-            builder, loc, buffer, type.getElementTypeBitWidth() / 8);
-        operands.push_back(
-            builder.create<LLVM::IntToPtrOp>(loc, pointer, view.address));
-      }
+      for (Value buffer : buffers)
+        operands.push_back(mlir::kiln::libraryPointer(builder, loc, buffer));
       builder.create<func::CallOp>(loc, routine, operands);
       call->erase();
       for (Operation *op : dead)

@@ -94,20 +94,17 @@ static void castAttention(OpBuilder &builder, Operation *op, Type element,
   builder.setInsertionPoint(op);
   Operation *narrow = builder.clone(*op);
   narrow->setOperands(operands);
-  for (auto [result, wide] :
-       llvm::zip(narrow->getResults(), op->getResults())) {
-    auto type = cast<RankedTensorType>(wide.getType());
-    bool isLse = isa<AttentionOp>(op) && wide == op->getResult(1);
-    if (!isLse)
-      result.setType(type.clone(element));
-  }
+  // Every result but kiln.attention's lse (f32 for half operands too) is
+  // of the operands' type, widened back for the op's users.
   builder.setInsertionPointAfter(narrow);
   for (auto [result, wide] :
        llvm::zip(narrow->getResults(), op->getResults())) {
     Value replacement = result;
-    if (result.getType() != wide.getType())
+    if (!(isa<AttentionOp>(op) && wide == op->getResult(1))) {
+      result.setType(cast<RankedTensorType>(wide.getType()).clone(element));
       replacement =
           builder.create<CastOp>(op->getLoc(), wide.getType(), result);
+    }
     wide.replaceAllUsesWith(replacement);
   }
   op->erase();

@@ -9,8 +9,8 @@
 // CHECK-LABEL: memref.global "private" constant @kiln_cuda_attention_descriptor : memref<13xi64> = dense<[6, 0, 1, 8, 128, 128, 64, 64, 1, 1, 1, 1, 4593671619917905920]> {alignment = 8 : i64}
 // CHECK-NOT: func.func private @kiln_cuda_cudnn_attention
 // CHECK-LABEL: func.func @forward
-// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK: memref.get_global @kiln_cuda_attention_descriptor
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK: call @kiln_cuda_attention(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL]], %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NOT: call @kiln_cuda_cudnn_attention
 func.func private @kiln_cuda_cudnn_attention(memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>, memref<1x8x128xf32>) attributes {kiln.cudnn_attention = array<i64: 6, 0, 1, 8, 128, 128, 64, 64, 1, 1, 1, 1, 4593671619917905920>}

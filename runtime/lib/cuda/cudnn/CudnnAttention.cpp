@@ -63,14 +63,6 @@ std::string AttentionProblem::check() const {
 
 namespace {
 
-/// Dense row-major strides of `dims`.
-std::vector<int64_t> denseStrides(const std::vector<int64_t> &dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (size_t i = dims.size() - 1; i > 0; --i)
-    strides[i - 1] = strides[i] * dims[i];
-  return strides;
-}
-
 /// The ids of the tensors the variant pack names: the ABI's buffers by
 /// their position (forward and gradient alike, by name), the gradient's
 /// two scratch tensors, and the scalars passed by value.

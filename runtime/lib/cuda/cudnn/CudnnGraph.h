@@ -35,6 +35,14 @@ inline int failStatus(char *error, size_t errorSize, const char *what,
                            detail);
 }
 
+/// Dense row-major strides of `dims` (not empty).
+inline std::vector<int64_t> denseStrides(const std::vector<int64_t> &dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size() - 1; i > 0; --i)
+    strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
 /// One backend descriptor, destroyed with its owner.
 class Descriptor {
 public:

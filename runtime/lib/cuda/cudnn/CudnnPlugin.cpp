@@ -145,9 +145,7 @@ Shape shapeOf(int64_t leading, int64_t channels,
   if (sizes.size() == 1)
     shape.dims.push_back(1);
   shape.dims.insert(shape.dims.end(), sizes.begin(), sizes.end());
-  shape.strides.assign(shape.dims.size(), 1);
-  for (size_t i = shape.dims.size() - 1; i > 0; --i)
-    shape.strides[i - 1] = shape.strides[i] * shape.dims[i];
+  shape.strides = denseStrides(shape.dims);
   return shape;
 }
 
