@@ -42,6 +42,10 @@ FlashAttention kernels); the inputs are the f32 draws rounded to bf16, the
 reference float64 on those; no unfused composition. "cuDNN" is the same
 module compiled with --cuda-cudnn-attention: the forward and the backward
 as calls of cuDNN's fused attention through kiln's runtime (bf16 only).
+"3xTF32" (f32 only) is the module compiled with --cuda-attention-3xtf32:
+the forward on tensor cores in 3xTF32 products (each f32 operand split
+into two TF32 words, three products each, f32's accuracy, as PyTorch's
+f32 SDPA computes on sm_80 and later); the backward stays the f32 kernel.
 
 Needs a CUDA GPU with its driver, PyTorch built with CUDA in this
 interpreter, and kiln's tools in KILN_BUILD_DIR (default build/ beside
@@ -231,11 +235,14 @@ def main(argv=None):
                     torch, arrays, causal, mode, args.repeat,
                     torch.bfloat16 if args.dtype == "bf16" else torch.float32)
                 ins = paths[:4] if mode == "fwdbwd" else paths[:3]
-                for system in ("fused", "deterministic", "cudnn", "unfused"):
+                for system in ("fused", "deterministic", "cudnn", "3xtf32",
+                               "unfused"):
                     if system == "unfused" and (n > args.unfused_max
                                                 or args.dtype != "f32"):
                         continue
                     if system == "cudnn" and args.dtype != "bf16":
+                        continue
+                    if system == "3xtf32" and args.dtype != "f32":
                         continue
                     if system == "deterministic" and mode != "fwdbwd":
                         continue
@@ -253,6 +260,8 @@ def main(argv=None):
                         compile_cmd.append("--cuda-deterministic")
                     if system == "cudnn":
                         compile_cmd.append("--cuda-cudnn-attention")
+                    if system == "3xtf32":
+                        compile_cmd.append("--cuda-attention-3xtf32")
                     c = subprocess.run(compile_cmd, capture_output=True, text=True)
                     if c.returncode != 0:
                         problems.append(f"{system} {fn} N={n}: kiln-compile failed: "
@@ -275,7 +284,8 @@ def main(argv=None):
                 rows.append(row)
                 print(f"N={n} {fn}: fused {fmt_ms(row.get('fused'))} ms, deterministic "
                       f"{fmt_ms(row.get('deterministic'))} ms, cuDNN "
-                      f"{fmt_ms(row.get('cudnn'))} ms, unfused "
+                      f"{fmt_ms(row.get('cudnn'))} ms, 3xTF32 "
+                      f"{fmt_ms(row.get('3xtf32'))} ms, unfused "
                       f"{fmt_ms(row.get('unfused'))} ms, torch {fmt_ms(row['torch'])} ms "
                       f"({fmt_ms(row['torch_copies'])} ms with copies)", flush=True)
 
@@ -294,12 +304,13 @@ def main(argv=None):
         "against PyTorch in float64.",
         "",
         "| N | causal | pass | kiln fused | kiln deterministic | kiln cuDNN | "
-        "kiln unfused | PyTorch on device | PyTorch with copies | "
+        "kiln 3xTF32 | kiln unfused | PyTorch on device | PyTorch with copies | "
         "fused / PyTorch on device | deterministic / PyTorch on device | "
-        "cuDNN / PyTorch on device | unfused / fused | memory fused | "
+        "cuDNN / PyTorch on device | 3xTF32 / PyTorch on device | "
+        "unfused / fused | memory fused | "
         "memory unfused | memory PyTorch | error fused | error deterministic | "
-        "error cuDNN |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "error cuDNN | error 3xTF32 |",
+        "|" + "---|" * 22,
     ]
     for r in rows:
         ratio = (f"{r['fused'] / r['torch']:.2f}" if r.get("fused") else "-")
@@ -313,15 +324,20 @@ def main(argv=None):
         cudnn_ratio = (f"{r['cudnn'] / r['torch']:.2f}" if r.get("cudnn") else "-")
         cudnn_err = (f"{r['cudnn_err']:.1e}" if r.get("cudnn_err") is not None
                      else "-")
+        tf32_ratio = (f"{r['3xtf32'] / r['torch']:.2f}" if r.get("3xtf32") else "-")
+        tf32_err = (f"{r['3xtf32_err']:.1e}" if r.get("3xtf32_err") is not None
+                    else "-")
         lines.append(
             f"| {r['n']} | {'yes' if r['causal'] else 'no'} | "
             f"{A.PASS_TITLE[r['mode']]} | {fmt_ms(r.get('fused'))} | "
             f"{fmt_ms(r.get('deterministic'))} | {fmt_ms(r.get('cudnn'))} | "
+            f"{fmt_ms(r.get('3xtf32'))} | "
             f"{fmt_ms(r.get('unfused'))} | {fmt_ms(r['torch'])} | "
             f"{fmt_ms(r['torch_copies'])} | {ratio} | {det_ratio} | "
-            f"{cudnn_ratio} | {speedup} | "
+            f"{cudnn_ratio} | {tf32_ratio} | {speedup} | "
             f"{fmt_mib(r.get('fused_mem'))} | {fmt_mib(r.get('unfused_mem'))} | "
-            f"{fmt_mib(r['torch_mem'])} | {err} | {det_err} | {cudnn_err} |")
+            f"{fmt_mib(r['torch_mem'])} | {err} | {det_err} | {cudnn_err} | "
+            f"{tf32_err} |")
     if problems:
         lines += ["", "Problems:", ""] + [f"- {p}" for p in problems]
     report = "\n".join(lines) + "\n"

@@ -134,8 +134,8 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
     pm.addPass(createFuseAttention());
   }
-  // The tensor cores' m16n8k16 products came with sm_80, and cuDNN's fused
-  // attention with them.
+  // The tensor cores' m16n8k16 and TF32 products came with sm_80, and
+  // cuDNN's fused attention with them.
   StringRef arch = options.arch;
   unsigned sm = 0;
   bool ampere =
@@ -200,6 +200,8 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
     pm.addPass(createKilnCudaLibraryAttention());
   KilnCudaFlashAttentionOptions attention;
   attention.gradientAtomics = !options.deterministic;
+  attention.f32TensorCores =
+      options.attention3xTF32 && (options.onCpu || ampere);
   pm.addPass(createKilnCudaFlashAttention(attention));
   if (options.libraryConv)
     pm.addPass(createKilnCudaLibraryConv());
@@ -356,6 +358,12 @@ struct CudaLoweringPipelineOptions
                     llvm::cl::desc("Let f32 products and convolutions round "
                                    "their inputs to TF32 on tensor cores"),
                     llvm::cl::init(false)};
+  Option<bool> attention3xTF32{
+      *this, "attention-3xtf32",
+      llvm::cl::desc("f32 forward attention of head dims up to 64 on tensor "
+                     "cores in 3xTF32 products (f32's accuracy; sm_80 and "
+                     "later, and on the CPU)"),
+      llvm::cl::init(false)};
   Option<bool> graphs{
       *this, "graphs",
       llvm::cl::desc("Run while loops whose test and body, and calls whose "
@@ -400,6 +408,7 @@ void kiln::registerCudaPipelines() {
         options.libraryConv = pipeline.libraryConv;
         options.cudnnAttention = pipeline.cudnnAttention;
         options.tf32 = pipeline.tf32;
+        options.attention3xTF32 = pipeline.attention3xTF32;
         options.graphs = pipeline.graphs;
         options.deterministic = pipeline.deterministic;
         options.onCpu = pipeline.onCpu;

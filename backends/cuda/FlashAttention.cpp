@@ -219,6 +219,15 @@ static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim) {
   return fitsTheMmaKernel(headDim, valueDim) && valueDim % 16 == 0;
 }
 
+/// Whether the f32 forward runs on the tensor cores where the pass's
+/// f32-tensor-cores asks it (buildMma on 3xTF32 products): the tensor-core
+/// kernel's head dims up to 64. A lane keeps its query rows' words twice
+/// (the big and the small parts: 64 registers at D = 64), and a tile of
+/// 64 keys and its values take 32 KiB of workgroup memory in f32.
+static bool fitsTheF32MmaKernel(int64_t headDim, int64_t valueDim) {
+  return fitsTheMmaKernel(headDim, valueDim) && headDim <= 64 && valueDim <= 64;
+}
+
 /// The rows of the other side's tiles in the tensor-core gradient's
 /// kernels: the forward's keys a tile, but for head dims over 96 16
 /// queries in the key kernel, whose f32 accumulators (dk and dv, 2 x 64
@@ -362,9 +371,10 @@ struct KilnCudaOutlineAttentionPass
 class KernelBuilder {
 public:
   KernelBuilder(func::CallOp call, int64_t rowsPerBlock, int64_t keysPerTile,
-                bool gradientAtomics)
+                bool gradientAtomics, bool f32TensorCores)
       : call(call), loc(call.getLoc()), b(call), rowsPerBlock(rowsPerBlock),
-        keysPerTile(keysPerTile), gradientAtomics(gradientAtomics) {}
+        keysPerTile(keysPerTile), gradientAtomics(gradientAtomics),
+        f32TensorCores(f32TensorCores) {}
 
   /// The forward kernel, for a call of a `kiln.cuda_attention` function.
   LogicalResult build(DictionaryAttr info);
@@ -374,7 +384,7 @@ public:
                   ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
                   int64_t headDim);
   /// The tensor-core forward kernel, for f16 and bf16 buffers where
-  /// fitsTheMmaKernel.
+  /// fitsTheMmaKernel, and f32 ones where fitsTheF32MmaKernel.
   void buildMma(Value query, Value key, Value value, Value mask, Value out,
                 Value lse, double scale, bool causal, int64_t batch,
                 ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
@@ -1021,11 +1031,70 @@ private:
         b.create<arith::ShLIOp>(loc, bits(high),
                                 b.create<arith::ConstantIntOp>(loc, 16, 32)));
   }
+  /// An f32 x as the sum of two TF32 words, big + small: each is the
+  /// value rounded to TF32's 10 bits of significand (to nearest, ties away
+  /// from zero, as cvt.rna.tf32.f32), big that of x and small that of x -
+  /// big, exact in f32. Products of such sums but small * small are x y to
+  /// within about 2^-21 of it, f32's accuracy where a TF32 product's is
+  /// 2^-10 (CUTLASS's 3xTF32). An infinite x is big alone (inf - inf would
+  /// be NaN); a NaN stays NaN in small.
+  std::pair<Value, Value> splitTF32(Value x) {
+    Type i32 = b.getI32Type();
+    auto rounded = [&](Value value) -> Value {
+      Value bits = b.create<arith::BitcastOp>(loc, i32, value);
+      return b.create<arith::AndIOp>(
+          loc, b.create<arith::AddIOp>(loc, bits, i32Constant(0x1000)),
+          i32Constant(0xFFFFE000));
+    };
+    Value big = rounded(x);
+    Value bigF = b.create<arith::BitcastOp>(loc, b.getF32Type(), big);
+    Value rest = b.create<arith::SubFOp>(loc, x, bigF);
+    Value infinite = b.create<arith::CmpFOp>(
+        loc, arith::CmpFPredicate::OEQ, b.create<math::AbsFOp>(loc, bigF),
+        f32(std::numeric_limits<double>::infinity()));
+    Value small =
+        b.create<arith::SelectOp>(loc, infinite, i32Constant(0), rounded(rest));
+    return {big, small};
+  }
+  Value i32Constant(int64_t value) {
+    return b.create<arith::ConstantIntOp>(loc, value, 32);
+  }
+  /// The split words of f32 values: the big parts, then the small ones.
+  SmallVector<Value, 4> splitWords(ArrayRef<Value> values) {
+    SmallVector<Value, 4> big, small;
+    for (Value x : values) {
+      auto [bigWord, smallWord] = splitTF32(x);
+      big.push_back(bigWord);
+      small.push_back(smallWord);
+    }
+    llvm::append_range(big, small);
+    return big;
+  }
   /// D = C + A B on tensor cores for one warp (TensorCoreMma.h): `left`
   /// the four words of the lane's share of A, `right` the two of B, `acc`
-  /// its four accumulators; halves of type `element`.
+  /// its four accumulators; halves of type `element`. For f32, `left` is
+  /// eight words, the big and the small TF32 parts of four values
+  /// (splitTF32), `right` two values' bits, and D = C + A_big B_small +
+  /// A_small B_big + A_big B_big, three m16n8k8 products (3xTF32, the
+  /// small terms first).
   SmallVector<Value> mma(Type element, ArrayRef<Value> left,
                          ArrayRef<Value> right, ArrayRef<Value> acc) {
+    if (element.isF32()) {
+      assert(left.size() == 8 && "the big and the small parts of A");
+      SmallVector<Value, 2> rightBig, rightSmall;
+      for (Value word : right) {
+        auto [big, small] =
+            splitTF32(b.create<arith::BitcastOp>(loc, b.getF32Type(), word));
+        rightBig.push_back(big);
+        rightSmall.push_back(small);
+      }
+      ArrayRef<Value> leftBig = left.take_front(4),
+                      leftSmall = left.drop_front(4);
+      SmallVector<Value> d(acc.begin(), acc.end());
+      d = mmaCall(mlir::kiln::kMmaTF32, leftBig, rightSmall, d);
+      d = mmaCall(mlir::kiln::kMmaTF32, leftSmall, rightBig, d);
+      return mmaCall(mlir::kiln::kMmaTF32, leftBig, rightBig, d);
+    }
     SmallVector<Value> operands;
     for (Value word : llvm::concat<const Value>(left, right))
       operands.push_back(
@@ -1033,13 +1102,22 @@ private:
               ? word
               : b.create<LLVM::BitcastOp>(
                     loc, VectorType::get({2}, b.getF16Type()), word));
+    return mmaCall(element.isBF16() ? mlir::kiln::kMmaBF16
+                                    : mlir::kiln::kMmaF16,
+                   operands, {}, acc);
+  }
+  /// The intrinsic `name` on A's words `left`, B's `right` and the
+  /// accumulators `acc`: the four floats of D.
+  SmallVector<Value> mmaCall(StringRef name, ArrayRef<Value> left,
+                             ArrayRef<Value> right, ArrayRef<Value> acc) {
+    SmallVector<Value> operands(left.begin(), left.end());
+    llvm::append_range(operands, right);
     llvm::append_range(operands, acc);
     Type f32 = b.getF32Type();
     auto product = b.create<LLVM::CallIntrinsicOp>(
         loc,
         LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32}),
-        element.isBF16() ? mlir::kiln::kMmaBF16 : mlir::kiln::kMmaF16,
-        operands);
+        name, operands);
     SmallVector<Value> d;
     for (int64_t i = 0; i < 4; ++i)
       d.push_back(b.create<LLVM::ExtractValueOp>(loc, product.getResults(),
@@ -1216,29 +1294,35 @@ private:
         b.create<arith::ConstantOp>(loc, b.getZeroAttr(chunkType)));
   }
   /// A vector of halves as words: word w holds halves 2w (low bits) and
-  /// 2w + 1, as packHalves makes them.
+  /// 2w + 1, as packHalves makes them; a vector of f32 as their bits.
   Value wordsOf(Value pairs) {
-    int64_t n = cast<VectorType>(pairs.getType()).getNumElements();
+    auto type = cast<VectorType>(pairs.getType());
+    int64_t n = type.getNumElements() * type.getElementTypeBitWidth() / 32;
     return b.create<vector::BitCastOp>(
-        loc, VectorType::get({n / 2}, b.getI32Type()), pairs);
+        loc, VectorType::get({n}, b.getI32Type()), pairs);
   }
+  /// The values of a tensor-core kernel's element type one word holds: two
+  /// halves, or one f32.
+  static int64_t perWord(Type element) { return element.isF32() ? 1 : 2; }
   /// Word w of wordsOf's vector.
   Value wordOf(Value words, int64_t w) {
     return b.create<vector::ExtractOp>(loc, words, ArrayRef<int64_t>{w});
   }
   /// tile[r][c] (swizzled) = columns 2c and 2c + 1 of row first + r of
   /// this block's batch entry of `source` as one word, zeros from row
-  /// `limit` on: rows as B operands whose k runs along the columns. A
-  /// thread stages 4 words at a time, which the swizzle keeps together:
-  /// one 16-byte read and one 16-byte store where `source` is aligned
-  /// (whereAligned). The eight threads that store at once store a row's
-  /// eight chunks, in different banks.
+  /// `limit` on: rows as B operands whose k runs along the columns (f32:
+  /// column c's bits). A thread stages 4 words at a time, which the
+  /// swizzle keeps together: one 16-byte read and one 16-byte store where
+  /// `source` is aligned (whereAligned). The eight threads that store at
+  /// once store a row's eight chunks, in different banks.
   void stagePairs(Value source, Value first, int64_t limit, Value tile,
                   Value thread, int64_t threads) {
     auto type = cast<MemRefType>(tile.getType());
     int64_t width = type.getDimSize(1);
     assert(width % 4 == 0 && "rows of chunks of four words");
     int64_t chunks = width / 4;
+    int64_t values =
+        perWord(cast<MemRefType>(source.getType()).getElementType());
     whereAligned(source, [&](bool aligned) {
       loop(thread, index(type.getDimSize(0) * chunks), index(threads), {},
            [&](Value e, ValueRange) {
@@ -1246,7 +1330,7 @@ private:
              Value c =
                  mul(b.create<arith::RemUIOp>(loc, e, index(chunks)), index(4));
              Value pairs = readChunk(aligned, source, add(first, r), limit,
-                                     mul(c, index(2)), 8);
+                                     mul(c, index(values)), 4 * values);
              Value words = wordsOf(pairs);
              Value placed = swizzledWord(width, r, c);
              for (int64_t w = 0; w < 4; ++w)
@@ -1293,9 +1377,51 @@ private:
            });
     });
   }
+  /// The word of key j of a tile where an f32 tile is staged as B operands
+  /// of k along its keys (stageTransposedKeys): within each 8 keys, key 2i
+  /// at word i and key 2i + 1 at word i + 4, the k order in which
+  /// fragmentWords passes the weights.
+  Value permutedKey(Value j) {
+    Value chunk = mul(b.create<arith::DivUIOp>(loc, j, index(8)), index(8));
+    Value inChunk = b.create<arith::RemUIOp>(loc, j, index(8));
+    return add(chunk, add(b.create<arith::DivUIOp>(loc, inChunk, index(2)),
+                          mul(b.create<arith::RemUIOp>(loc, inChunk, index(2)),
+                              index(4))));
+  }
+  /// The f32 counterpart of stagePairsTransposed: tile[d][permutedKey(c)]
+  /// (swizzled) = column d of row first + c of `source`'s bits, zeros from
+  /// row `limit` on. A thread reads 4 columns of a row (16 bytes where
+  /// `source` is aligned) and stores their 4 words; the threads that store
+  /// at once take consecutive rows, 32 words of one row of the tile, which
+  /// the swizzle keeps in different banks.
+  void stageTransposedKeys(Value source, Value first, int64_t limit, Value tile,
+                           Value thread, int64_t threads) {
+    auto type = cast<MemRefType>(tile.getType());
+    int64_t width = type.getDimSize(1);
+    assert(type.getDimSize(0) % 4 == 0 && width % 8 == 0 &&
+           "rows of chunks of four columns, keys in steps of 8");
+    whereAligned(source, [&](bool aligned) {
+      loop(thread, index(type.getNumElements() / 4), index(threads), {},
+           [&](Value e, ValueRange) {
+             Value c = b.create<arith::RemUIOp>(loc, e, index(width));
+             Value d0 =
+                 mul(b.create<arith::DivUIOp>(loc, e, index(width)), index(4));
+             Value words = wordsOf(
+                 readChunk(aligned, source, add(first, c), limit, d0, 4));
+             Value word = permutedKey(c);
+             for (int64_t j = 0; j < 4; ++j) {
+               Value d = add(d0, index(j));
+               b.create<memref::StoreOp>(
+                   loc, wordOf(words, j), tile,
+                   ValueRange{d, swizzledWord(width, d, word)});
+             }
+             return SmallVector<Value>{};
+           });
+    });
+  }
   /// A lane's A operands of rows `rows` (g and g + 8 of its warp's 16) of
   /// this block's batch entry of `source`, read once: the four words of
-  /// each step of 16 columns.
+  /// each step of 16 columns (f32: of 8 columns, split, splitWords).
   SmallVector<SmallVector<Value, 4>> leftWords(const MmaLane &l, Value source,
                                                ArrayRef<Value> rows) {
     int64_t width = cast<MemRefType>(source.getType()).getShape().back();
@@ -1303,6 +1429,16 @@ private:
       return b.create<memref::LoadOp>(loc, source, at(source, {row, column}));
     };
     SmallVector<SmallVector<Value, 4>> steps;
+    if (cast<MemRefType>(source.getType()).getElementType().isF32()) {
+      for (int64_t kc = 0; kc < width / 8; ++kc) {
+        SmallVector<Value, 4> values;
+        for (int64_t w = 0; w < 4; ++w)
+          values.push_back(
+              load(rows[w % 2], add(l.t, index(8 * kc + 4 * (w / 2)))));
+        steps.push_back(splitWords(values));
+      }
+      return steps;
+    }
     for (int64_t kc = 0; kc < width / 16; ++kc) {
       SmallVector<Value, 4> words;
       for (int64_t w = 0; w < 4; ++w) {
@@ -1342,9 +1478,6 @@ private:
           loc, i32,
           b.create<arith::BitcastOp>(
               loc, b.getI16Type(), b.create<arith::TruncFOp>(loc, element, x)));
-    };
-    auto i32Constant = [&](int64_t v) -> Value {
-      return b.create<arith::ConstantIntOp>(loc, v, 32);
     };
     auto select = [&](Value c, Value x, Value y) -> Value {
       return b.create<arith::SelectOp>(loc, c, x, y);
@@ -1434,13 +1567,23 @@ private:
   /// The A operand's words, step by step, from the D fragments of a
   /// 16-row product rounded to `element`: fragments 2 kk and 2 kk + 1
   /// (columns 8 at a time) are words 0, 1 and 2, 3 of step kk (columns
-  /// 16 kk .. 16 kk + 15).
+  /// 16 kk .. 16 kk + 15). For f32, fragment kk is step kk, split
+  /// (splitWords), its columns 2t and 2t + 1 in the places of the TF32
+  /// product's k = t and t + 4: the B operand's rows must be staged in that
+  /// order (stageTransposedKeys).
   SmallVector<SmallVector<Value, 4>> fragmentWords(ArrayRef<Value> fragments,
                                                    Type element) {
+    SmallVector<SmallVector<Value, 4>> steps;
+    if (element.isF32()) {
+      for (int64_t kk = 0; kk < int64_t(fragments.size()) / 4; ++kk)
+        steps.push_back(
+            splitWords({fragments[4 * kk], fragments[4 * kk + 2],
+                        fragments[4 * kk + 1], fragments[4 * kk + 3]}));
+      return steps;
+    }
     auto rounded = [&](int64_t i) -> Value {
       return b.create<arith::TruncFOp>(loc, element, fragments[i]);
     };
-    SmallVector<SmallVector<Value, 4>> steps;
     for (int64_t kk = 0; kk < int64_t(fragments.size()) / 8; ++kk) {
       SmallVector<Value, 4> words;
       for (int64_t w = 0; w < 4; ++w) {
@@ -1496,8 +1639,10 @@ private:
             Value x = fragments[4 * n + 2 * h + j];
             if (factorF)
               x = b.create<arith::MulFOp>(loc, x, factorF);
+            if (element != x.getType())
+              x = b.create<arith::TruncFOp>(loc, element, x);
             b.create<memref::StoreOp>(
-                loc, b.create<arith::TruncFOp>(loc, element, x), buffer,
+                loc, x, buffer,
                 at(buffer, {rows[h], add(firstColumn, index(8 * n + j))}));
           }
       });
@@ -1522,6 +1667,9 @@ private:
   /// Whether the register-tiled gradient is one kernel that adds dq with
   /// atomics rather than two that each recompute p.
   bool gradientAtomics;
+  /// Whether an f32 forward whose head dims fit runs on tensor cores in
+  /// 3xTF32 products (fitsTheF32MmaKernel).
+  bool f32TensorCores;
   Value zero, one;
   SmallVector<Value> leadingIndices;
 };
@@ -1580,7 +1728,7 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
     call.erase();
     return success();
   }
-  if (half) {
+  if (half || (f32TensorCores && fitsTheF32MmaKernel(headDim, valueDim))) {
     buildMma(query, key, value, mask, out, lse, scale, causal, batch, leading,
              queries, keys, headDim, valueDim);
     call.erase();
@@ -1862,17 +2010,26 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                              int64_t queries, int64_t keys, int64_t headDim,
                              int64_t valueDim) {
   Type element = cast<MemRefType>(query.getType()).getElementType();
+  bool single = element.isF32();
   Type i32 = b.getI32Type();
   int64_t tileKeys = mmaTileKeys(headDim, valueDim);
-  int64_t groups = mmaRowGroups(headDim, valueDim, bool(mask));
+  int64_t groups = single ? 1 : mmaRowGroups(headDim, valueDim, bool(mask));
   int64_t blockRows = kMmaRows * groups;
   int64_t threads = 32 * kMmaWarps;
+  int64_t values = perWord(element);
   Blocks blocks = launchBlocks(
       llvm::divideCeil(queries, blockRows), threads, batch,
-      {workgroupType({tileKeys, headDim / 2}, i32),
-       workgroupType({valueDim, tileKeys / 2}, i32)},
-      causal ? Longest::Last : Longest::None, 2 * keys * (headDim + valueDim));
-  if (groups == 1 && std::max(headDim, valueDim) <= kMmaBlocksPerSMDims)
+      {workgroupType({tileKeys, headDim / values}, i32),
+       workgroupType({valueDim, tileKeys / values}, i32)},
+      causal ? Longest::Last : Longest::None,
+      keys * (headDim + valueDim) * element.getIntOrFloatBitWidth() / 8);
+  // In f32, three blocks per SM (168 registers a thread) spill where D +
+  // Dv > 96 (48 to 56 bytes at D = Dv = 64 on sm_90, the rows clamped or
+  // the blocks causal) or with a mask; ptxas then takes 226 to 228
+  // without spilling (two blocks per SM).
+  bool f32Fits = !mask && headDim + valueDim <= 96;
+  if (groups == 1 && std::max(headDim, valueDim) <= kMmaBlocksPerSMDims &&
+      (!single || f32Fits))
     blocks.launch->setAttr(kiln::kMinBlocksPerSmAttr,
                            b.getI64IntegerAttr(kMmaBlocksPerSM));
   setLeadingIndices(blocks.entry, leading);
@@ -1916,11 +2073,16 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
       zero, tiles, one, inits,
       [&](Value tile, ValueRange carriedAll) -> SmallVector<Value> {
         Value firstKey = mul(tile, index(tileKeys));
-        // Keys as pairs of dims, values transposed as pairs of keys; zeros
-        // past the last key.
+        // Keys as pairs of dims, values transposed as pairs of keys (f32:
+        // keys as dims, values transposed in fragmentWords' order of
+        // keys); zeros past the last key.
         stagePairs(key, firstKey, keys, keyTile, l.thread, threads);
-        stagePairsTransposed(value, firstKey, keys, valueTile, l.thread,
-                             threads);
+        if (single)
+          stageTransposedKeys(value, firstKey, keys, valueTile, l.thread,
+                              threads);
+        else
+          stagePairsTransposed(value, firstKey, keys, valueTile, l.thread,
+                               threads);
         b.create<gpu::BarrierOp>(loc);
 
         // S = Q K^T, eight keys per product, each key fragment read once
@@ -2873,7 +3035,8 @@ struct KilnCudaFlashAttentionPass
     SetVector<Operation *> callees;
     for (auto [call, callee] :
          mlir::kiln::callsOfMarkedFunctions(module, kAttentionAttr)) {
-      KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics);
+      KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics,
+                           f32TensorCores);
       if (failed(kernel.build(
               callee->getAttrOfType<DictionaryAttr>(kAttentionAttr))))
         return signalPassFailure();
@@ -2881,7 +3044,8 @@ struct KilnCudaFlashAttentionPass
     }
     for (auto [call, callee] :
          mlir::kiln::callsOfMarkedFunctions(module, kAttentionGradAttr)) {
-      KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics);
+      KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics,
+                           f32TensorCores);
       if (failed(kernel.buildGrad(
               callee->getAttrOfType<DictionaryAttr>(kAttentionGradAttr))))
         return signalPassFailure();

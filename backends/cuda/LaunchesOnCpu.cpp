@@ -273,6 +273,7 @@ private:
   /// The mmas whose operands are stored and whose products are not yet
   /// computed, with the extractions of their results, and those results.
   struct WaitingMma {
+    /// The operands' type: bf16, f16 or tf32.
     Type half;
     SmallVector<LLVM::ExtractValueOp> extracts;
   };
@@ -695,7 +696,10 @@ void LaunchOnCpu::runWaitingMmas() {
   // column) + the sum over k < 16 of A(row, k) B(k, column), A(row, k)
   // held by lane (row mod 8) * 4 + (k mod 8) / 2 in word (row >= 8) + 2
   // (k >= 8), half k mod 2, and B(k, column) by lane column * 4 + (k mod
-  // 8) / 2 in word (k >= 8). The products of halves are exact in f32.
+  // 8) / 2 in word (k >= 8). The products of halves are exact in f32. A
+  // TF32 product's words hold one value each (k < 8, lane ... + k mod 4,
+  // word ... (k >= 4)), the f32 bits less their low 13, whose products are
+  // exact in f32 too.
   if (waiting.empty())
     return;
   open = nullptr;
@@ -718,8 +722,15 @@ void LaunchOnCpu::runWaitingMmas() {
   };
   for (auto [product, operands] :
        llvm::zip_first(waiting, mmaOperands[mmaPool])) {
-    // Half `which` of a word, as f32.
+    bool tf32 = product.half.isTF32();
+    // Half `which` of a word, as f32; a TF32 word's value.
     auto halfOf = [&, half = product.half](Value word, int64_t which) -> Value {
+      if (tf32)
+        return b.create<arith::BitcastOp>(
+            loc, f32,
+            b.create<arith::AndIOp>(
+                loc, word,
+                b.create<arith::ConstantIntOp>(loc, 0xFFFFE000, 32)));
       Value bits = word;
       if (which)
         bits = b.create<arith::ShRUIOp>(
@@ -732,7 +743,8 @@ void LaunchOnCpu::runWaitingMmas() {
     for (int64_t i = 0; i < 4; ++i)
       acc.push_back(b.create<memref::LoadOp>(loc, operands[6 + i], get.thread));
     for (int64_t kb = 0; kb < 2; ++kb) {
-      // k = 8 kb + 2 p + which, for the pairs p < 4 of the half of k.
+      // k = 8 kb + 2 p + which, for the pairs p < 4 of the half of k (a
+      // TF32 product: k = 4 kb + p).
       auto pairs =
           b.create<scf::ForOp>(loc, index(b, 0), index(b, 4), index(b, 1), acc);
       OpBuilder::InsertionGuard guard(b);
@@ -747,7 +759,7 @@ void LaunchOnCpu::runWaitingMmas() {
         columnWords[j] = b.create<memref::LoadOp>(loc, operands[4 + kb],
                                                   holder(columns[j], p));
       SmallVector<Value> sums(pairs.getRegionIterArgs());
-      for (int64_t which = 0; which < 2; ++which) {
+      for (int64_t which = 0; which < (tf32 ? 1 : 2); ++which) {
         Value rows[2] = {halfOf(rowWords[0], which),
                          halfOf(rowWords[1], which)};
         Value columns[2] = {halfOf(columnWords[0], which),

@@ -1,11 +1,11 @@
 //===- TensorCoreMma.h - Warp-wide tensor-core products ---------*- C++ -*-===//
 //
 // A kernel that multiplies on tensor cores calls NVVM's m16n8k16 product
-// with f32 accumulators through llvm.call_intrinsic: MLIR 19's
-// nvvm.mma.sync verifier asks bf16 operands as vector<2xf16>, while the
-// intrinsic takes them as i32 words. kiln-cuda-flash-attention emits the
-// calls and kiln-cuda-launches-on-cpu runs them on the host, both by the
-// names and operand layout here.
+// of halves, or its m16n8k8 product of TF32 words, with f32 accumulators
+// through llvm.call_intrinsic: MLIR 19's nvvm.mma.sync verifier asks bf16
+// operands as vector<2xf16>, while the intrinsic takes them as i32 words.
+// kiln-cuda-flash-attention emits the calls and kiln-cuda-launches-on-cpu
+// runs them on the host, both by the names and operand layout here.
 //
 // Each of a warp's 32 lanes (group g = lane / 4, thread t = lane % 4)
 // holds a share of the 16 x 16 left operand A (four 32-bit words of two
@@ -19,6 +19,12 @@
 //      2t + 9 of column g.
 //   C, D: 0 and 1 = row g, columns 2t and 2t + 1; 2 and 3 = row g + 8,
 //      the same columns.
+// The TF32 product's words hold one value each, an f32 whose low 13 bits
+// of significand the tensor cores ignore, and k runs to 8: word by word
+// its fragments are the ones above (A: word 0 = row g, column t; word 1 =
+// row g + 8, column t; words 2 and 3 = the same rows, column t + 4. B:
+// word 0 = row t of column g, word 1 = row t + 4). The products of such
+// values are exact in f32.
 // The intrinsics are not convergent for LLVM: a kernel calls them outside
 // any branch, with every lane of the warp.
 //
@@ -39,8 +45,13 @@ inline constexpr llvm::StringLiteral kMmaBF16 =
 inline constexpr llvm::StringLiteral kMmaF16 =
     "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
 
-/// The element type of the operands of an m16n8k16 product `op` calls
-/// (bf16 or f16), or null where `op` is not such a call.
+/// TF32 operands as i32 words (f32 bits), f32 accumulators: m16n8k8.
+inline constexpr llvm::StringLiteral kMmaTF32 =
+    "llvm.nvvm.mma.m16n8k8.row.col.tf32";
+
+/// The element type of the operands of a tensor-core product `op` calls
+/// (bf16 or f16 for m16n8k16, tf32 for m16n8k8), or null where `op` is not
+/// such a call.
 inline Type mmaOperandType(Operation *op) {
   auto call = dyn_cast<LLVM::CallIntrinsicOp>(op);
   if (!call)
@@ -50,6 +61,8 @@ inline Type mmaOperandType(Operation *op) {
     return builder.getBF16Type();
   if (call.getIntrin() == kMmaF16)
     return builder.getF16Type();
+  if (call.getIntrin() == kMmaTF32)
+    return builder.getTF32Type();
   return {};
 }
 

@@ -11,6 +11,11 @@
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2> %t.log
 // RUN: FileCheck %s --check-prefix=SPILLS < %t.log
 // RUN: FileCheck %s < %t.log
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=ptx \
+// RUN:   --cuda-attention-3xtf32 -o %t.3x.ptx
+// RUN: %ptxas -arch=sm_90 -v %t.3x.ptx -o %t.3x.cubin 2> %t.3x.log
+// RUN: FileCheck %s --check-prefix=SPILLS < %t.3x.log
+// RUN: FileCheck %s --check-prefix=TF32 < %t.3x.log
 
 // SPILLS-NOT: {{[1-9][0-9]*}} bytes spill
 
@@ -26,6 +31,14 @@
 // CHECK-DAG: Used {{[0-9]+}} registers, used 1 barriers, {{.*}}16384 bytes smem
 // CHECK-DAG: Used {{[0-9]+}} registers, used 1 barriers, {{.*}}41472 bytes smem
 // CHECK-DAG: Used {{[0-9]+}} registers, used 1 barriers, {{.*}}49152 bytes smem
+
+// With --cuda-attention-3xtf32 the f32 forward is the tensor-core kernel
+// on 3xTF32 products, its tiles of 64 keys and their values in f32 (32
+// KiB), and spills nothing either (about 208 registers).
+// TF32:      Compiling entry function 'kiln_impl_f32_kernel' for 'sm_90'
+// TF32-NEXT: Function properties for kiln_impl_f32_kernel
+// TF32-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// TF32-NEXT: Used {{[0-9]+}} registers, used 1 barriers, 32768 bytes smem
 
 func.func @bf16(%q: tensor<1x8x4096x64xbf16>, %k: tensor<1x8x4096x64xbf16>, %v: tensor<1x8x4096x64xbf16>) -> (tensor<1x8x4096x64xbf16>, tensor<1x8x4096xf32>) {
   %o, %lse = kiln.attention %q, %k, %v {scale = 1.250000e-01 : f64} : tensor<1x8x4096x64xbf16>, tensor<1x8x4096x64xbf16>, tensor<1x8x4096x64xbf16>

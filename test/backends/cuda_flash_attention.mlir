@@ -12,6 +12,8 @@
 // RUN:   --kiln-cuda-flash-attention | FileCheck %s --check-prefix=DEFAULT
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --kiln-cuda-flash-attention=gradient-atomics=false | FileCheck %s --check-prefix=SPLIT
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --kiln-cuda-flash-attention=f32-tensor-cores=true | FileCheck %s --check-prefix=TF32
 // RUN: not kiln-opt %s --split-input-file --kiln-cuda-flash-attention=rows-per-block=0 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OPTIONS
 // OPTIONS: kiln-cuda-flash-attention: rows-per-block must be in 1..1024 and keys-per-tile at least 1
@@ -713,6 +715,106 @@ func.func private @kiln_cuda_attention(%q: memref<5x16xf16>, %k: memref<7x16xf16
   return
 }
 
+
+// -----
+
+// f32 with f32-tensor-cores: the tensor-core kernel on 3xTF32 products.
+// One group of 16 rows per warp (blocks of 64 rows: 2 per batch entry);
+// the key tile as f32 words (64 keys x 64 dims), the value tile transposed
+// (32 value dims x 64 keys), a thread staging 4 floats of a row at a time
+// (one 16-byte load where aligned). The query rows' words are split once,
+// before the loop: each value rounded to TF32 (add half of the 13 dropped
+// bits, mask them off) and the rest rounded too, 0 where the value is
+// infinite. Per tile: 8 x 8 products for the scores (64 keys in eights, 64
+// head dims in eights), three each (big x small, small x big, big x big),
+// each key word split as it is read; the f32 mask added; each row's
+// maximum over its four lanes; the weights split, not rounded to a half
+// type; 8 x 4 triple products for p v (64 keys, 32 value dims in eights).
+// The loop carries two maxima, two sums and 16 accumulators; the results
+// are stored as f32. The launch asks for no number of blocks per SM: at
+// three (168 registers a thread) the mask's reads would spill. Without the
+// option the same call is the f32 lanes' kernel.
+// TF32-LABEL: func.func @tensor_cores_f32(
+// TF32-SAME:    %{{.*}}: memref<2x70x64xf32>, %[[K:[a-z0-9]+]]: memref<2x45x64xf32>, %[[V:[a-z0-9]+]]: memref<2x45x32xf32>
+// TF32:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c128{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) workgroup(%[[KT:.*]] : memref<64x64xi32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<32x64xi32, #gpu.address_space<workgroup>>)
+// TF32:         %[[Q:.*]] = memref.load %{{.*}} : memref<2x70x64xf32>
+// TF32:         %[[QB:.*]] = arith.bitcast %[[Q]] : f32 to i32
+// TF32:         %[[QR:.*]] = arith.addi %[[QB]], %c4096_i32
+// TF32-NEXT:    %[[QBIG:.*]] = arith.andi %[[QR]], %c-8192_i32
+// TF32-NEXT:    %[[QBIGF:.*]] = arith.bitcast %[[QBIG]] : i32 to f32
+// TF32-NEXT:    %[[QREST:.*]] = arith.subf %[[Q]], %[[QBIGF]]
+// TF32-NEXT:    %[[INF:.*]] = arith.constant 0x7F800000 : f32
+// TF32-NEXT:    %[[QABS:.*]] = math.absf %[[QBIGF]]
+// TF32-NEXT:    %[[QINF:.*]] = arith.cmpf oeq, %[[QABS]], %[[INF]]
+// TF32:         arith.bitcast %[[QREST]] : f32 to i32
+// TF32:         arith.select %[[QINF]], %c0_i32, %{{.*}} : i32
+// TF32:         %{{.*}}:20 = scf.for
+// TF32:           scf.if
+// TF32:             llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// TF32:             vector.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
+// TF32-COUNT-4:     memref.store %{{.*}}, %[[KT]]
+// TF32:           } else {
+// TF32:             vector.load %[[K]][{{.*}}] : memref<2x45x64xf32>, vector<4xf32>
+// TF32-COUNT-4:     memref.store %{{.*}}, %[[KT]]
+// TF32:           }
+// TF32:           scf.if
+// TF32:             llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// TF32-COUNT-4:     memref.store %{{.*}}, %[[VT]]
+// TF32:           } else {
+// TF32:             vector.load %[[V]]
+// TF32-COUNT-4:     memref.store %{{.*}}, %[[VT]]
+// TF32-NEXT:        }
+// TF32-NEXT:      }
+// TF32-NEXT:      gpu.barrier
+// TF32-COUNT-192: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       llvm.call_intrinsic
+// TF32:           memref.load %{{.*}} : memref<1x70x45xf32>
+// TF32-COUNT-4:   gpu.shuffle  xor
+// TF32-NOT:       arith.truncf
+// TF32-COUNT-96:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       llvm.call_intrinsic
+// TF32:           gpu.barrier
+// TF32-NEXT:      scf.yield
+// TF32:         memref.store %{{.*}}, %{{.*}} : memref<2x70x32xf32>
+// TF32:         memref.store %{{.*}}, %{{.*}} : memref<2x70xf32>
+// TF32-NOT:     llvm.call_intrinsic
+// TF32:         gpu.terminator
+// TF32-NEXT:    }{{$}}
+// DEFAULT-LABEL: func.func @tensor_cores_f32(
+// DEFAULT-NOT:   llvm.call_intrinsic
+// DEFAULT:       gpu.terminator
+func.func @tensor_cores_f32(%q: memref<2x70x64xf32>, %k: memref<2x45x64xf32>, %v: memref<2x45x32xf32>, %m: memref<1x70x45xf32>, %o: memref<2x70x32xf32>, %l: memref<2x70xf32>) {
+  call @kiln_cuda_attention(%q, %k, %v, %m, %o, %l) : (memref<2x70x64xf32>, memref<2x45x64xf32>, memref<2x45x32xf32>, memref<1x70x45xf32>, memref<2x70x32xf32>, memref<2x70xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention(%q: memref<2x70x64xf32>, %k: memref<2x45x64xf32>, %v: memref<2x45x32xf32>, %m: memref<1x70x45xf32>, %o: memref<2x70x32xf32>, %l: memref<2x70xf32>) attributes {kiln.cuda_attention = {causal = true, scale = 1.250000e-01 : f64}} {
+  return
+}
+
+// -----
+
+// f32 head dims over 64 and f32 gradients stay with the f32 kernels under
+// f32-tensor-cores.
+// TF32-LABEL: func.func @f32_wide(
+// TF32-NOT:     llvm.call_intrinsic
+// TF32:         gpu.terminator
+// TF32-LABEL: func.func @f32_wide_grad(
+// TF32-NOT:     llvm.call_intrinsic
+// TF32:         return
+func.func @f32_wide(%q: memref<5x128xf32>, %k: memref<7x128xf32>, %v: memref<7x64xf32>, %o: memref<5x64xf32>, %l: memref<5xf32>) {
+  call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x128xf32>, memref<7x128xf32>, memref<7x64xf32>, memref<5x64xf32>, memref<5xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention(%q: memref<5x128xf32>, %k: memref<7x128xf32>, %v: memref<7x64xf32>, %o: memref<5x64xf32>, %l: memref<5xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.250000e-01 : f64}} {
+  return
+}
+func.func @f32_wide_grad(%q: memref<5x64xf32>, %k: memref<7x64xf32>, %v: memref<7x64xf32>, %do: memref<5x64xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x64xf32>, %dk: memref<7x64xf32>, %dv: memref<7x64xf32>) {
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<5x64xf32>, memref<7x64xf32>, memref<7x64xf32>, memref<5x64xf32>, memref<5xf32>, memref<5xf32>, memref<5x64xf32>, memref<7x64xf32>, memref<7x64xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<5x64xf32>, %k: memref<7x64xf32>, %v: memref<7x64xf32>, %do: memref<5x64xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x64xf32>, %dk: memref<7x64xf32>, %dv: memref<7x64xf32>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.250000e-01 : f64}} {
+  return
+}
 
 // -----
 

@@ -313,6 +313,50 @@ func.func @mma(%a: memref<64x4xi32>, %b: memref<64x2xi32>, %d: memref<64x4xf32>)
 
 // -----
 
+// A TF32 product (m16n8k8) reads its words as the halves' product does,
+// each word one value: the f32 bits with the low 13 masked off, none
+// shifted; four values of k for each of A's two word pairs.
+// CHECK-LABEL: func.func @mma_tf32
+// CHECK:         scf.for %[[T2:[^ ]+]] = %{{[0-9]+}} to
+// CHECK:           scf.for %{{.+}} = {{.+}} iter_args(
+// CHECK:             %[[A0W:.+]] = memref.load
+// CHECK:             %[[MASKED:.+]] = arith.andi %[[A0W]], %c-8192_i32 : i32
+// CHECK-NEXT:        arith.bitcast %[[MASKED]] : i32 to f32
+// CHECK-NOT:         arith.shrui
+// CHECK:           scf.for
+// CHECK-NOT:       arith.shrui
+// CHECK:           memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<64x4xf32>
+// CHECK-NOT:     llvm.
+func.func @mma_tf32(%a: memref<64x4xi32>, %b: memref<64x2xi32>, %d: memref<64x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %a0 = memref.load %a[%tx, %c0] : memref<64x4xi32>
+    %a1 = memref.load %a[%tx, %c1] : memref<64x4xi32>
+    %a2 = memref.load %a[%tx, %c2] : memref<64x4xi32>
+    %a3 = memref.load %a[%tx, %c3] : memref<64x4xi32>
+    %b0 = memref.load %b[%tx, %c0] : memref<64x2xi32>
+    %b1 = memref.load %b[%tx, %c1] : memref<64x2xi32>
+    %zero = arith.constant 0.0 : f32
+    %r = llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"(%a0, %a1, %a2, %a3, %b0, %b1, %zero, %zero, %zero, %zero) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    %d0 = llvm.extractvalue %r[0] : !llvm.struct<(f32, f32, f32, f32)>
+    %d1 = llvm.extractvalue %r[1] : !llvm.struct<(f32, f32, f32, f32)>
+    %d2 = llvm.extractvalue %r[2] : !llvm.struct<(f32, f32, f32, f32)>
+    %d3 = llvm.extractvalue %r[3] : !llvm.struct<(f32, f32, f32, f32)>
+    memref.store %d0, %d[%tx, %c0] : memref<64x4xf32>
+    memref.store %d1, %d[%tx, %c1] : memref<64x4xf32>
+    memref.store %d2, %d[%tx, %c2] : memref<64x4xf32>
+    memref.store %d3, %d[%tx, %c3] : memref<64x4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
 // Products wait until a result is used: the two independent ones store
 // their operands in one phase and run in the next; the third, whose
 // accumulators are the first's results, stores its operands there and

@@ -43,7 +43,9 @@ cuda-on-cpu-deterministic (--cuda-deterministic: the gradient's two
 kernels), cuda (on a GPU), and cuda-cudnn (on a GPU, with
 --cuda-cudnn-attention: half-precision attention that cuDNN takes runs on
 its fused attention, checked against numpy only, not against the
-tensor-core kernels' own algorithm). A failing seed's program and inputs
+tensor-core kernels' own algorithm), cuda-3xtf32 (on a GPU) and
+cuda-on-cpu-3xtf32 (--cuda-attention-3xtf32: the f32 forward on tensor
+cores in 3xTF32 products, held to f32's tolerance). A failing seed's program and inputs
 stay in --keep. Exit status 1 if any seed fails.
 """
 
@@ -72,6 +74,9 @@ TARGET_FLAGS = {
     "cuda-on-cpu": ["--target=cuda-on-cpu", "-O1"],
     "cuda-on-cpu-deterministic": ["--target=cuda-on-cpu", "-O1",
                                   "--cuda-deterministic"],
+    "cuda-3xtf32": ["--target=cuda", "--cuda-attention-3xtf32"],
+    "cuda-on-cpu-3xtf32": ["--target=cuda-on-cpu", "-O1",
+                           "--cuda-attention-3xtf32"],
 }
 
 
@@ -247,7 +252,7 @@ def run(tools, target, source, inputs, work):
     return [np.load(os.path.join(out, f"out{i}.npy")) for i in range(5)], None
 
 
-GPU_TARGETS = ("cuda", "cuda-cudnn")
+GPU_TARGETS = ("cuda", "cuda-cudnn", "cuda-3xtf32")
 
 
 def cuda_problem(tools):

@@ -192,6 +192,13 @@ cl::opt<bool> cudaTf32(
              "(--target=cuda; they are exact f32 otherwise)"),
     cl::init(false),
     cl::cat(compileCategory));
+cl::opt<bool> cudaAttention3xTF32(
+    "cuda-attention-3xtf32",
+    cl::desc("Run f32 attention of head dims multiples of 16 up to 64 on "
+             "tensor cores in 3xTF32 products, of f32's accuracy (sm_80 and "
+             "later; --target=cuda or --target=cuda-on-cpu), instead of the "
+             "f32 kernels"),
+    cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> cudaDeterministic(
     "cuda-deterministic",
     cl::desc("Sum every result of kiln's own CUDA kernels in the same order "
@@ -346,6 +353,9 @@ int checkOptions() {
   if (cudaDeterministic && target != "cuda" && target != "cuda-on-cpu")
     return usageError("--cuda-deterministic needs --target=cuda or "
                       "--target=cuda-on-cpu");
+  if (cudaAttention3xTF32 && target != "cuda" && target != "cuda-on-cpu")
+    return usageError("--cuda-attention-3xtf32 needs --target=cuda or "
+                      "--target=cuda-on-cpu");
   if (emit == EmitKind::Ptx && target != "cuda")
     return usageError("--emit=ptx needs --target=cuda");
   if (convLayouts != "query" && convLayouts != "channels-last" &&
@@ -412,6 +422,7 @@ kiln::CompileOptions compileOptions() {
   options.cuda.graphs = !noCudaGraphs;
   options.cuda.tf32 = cudaTf32;
   options.cuda.deterministic = cudaDeterministic;
+  options.cuda.attention3xTF32 = cudaAttention3xTF32;
   options.autocast = autocast;
   options.verifyEachPass = verifyEach;
   options.configurePassManager = [](mlir::PassManager &pm) {

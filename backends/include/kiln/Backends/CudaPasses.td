@@ -148,6 +148,18 @@ def KilnCudaFlashAttention
     once from acc / l. Its head dims: D a multiple of 16 up to 128, Dv a
     multiple of 8 up to 128.
 
+    With f32-tensor-cores, an f32 call whose head dims the tensor-core
+    kernel takes, up to 64 each, is that kernel too, on 3xTF32 products:
+    each f32 operand is split into two TF32 words, big (the value rounded
+    to TF32, to nearest) and small (the remainder, rounded), and each
+    product is three `mma.m16n8k8` TF32 products, big x small, small x big
+    and big x big, with f32 accumulators (f32's accuracy: the dropped
+    small x small term is below 2^-21 of the product). The weights p stay
+    f32 and are split in registers; the keys are staged as f32 words, the
+    values transposed with the keys of each 8 in the order in which the
+    weights' fragments hold them (keys 2i and 2i + 1 of the fragment at
+    k = i and i + 4); one group of 16 rows per warp, tiles of 64 keys.
+
     A causal grid, in every kernel, starts with the blocks of the last
     rows, which have the most keys to walk, across batch entries: the
     entries go in groups whose keys and values fit in 16 MiB (a share of
@@ -204,6 +216,10 @@ def KilnCudaFlashAttention
            "head dims up to 64, in one kernel that adds dq with atomics "
            "(false: two kernels that recompute p, summing every result in "
            "a fixed order)">,
+    Option<"f32TensorCores", "f32-tensor-cores", "bool", "false",
+           "Run f32 forward attention of head dims up to 64 on the "
+           "tensor-core kernel in 3xTF32 products (f32's accuracy; sm_80 "
+           "and later)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect",

@@ -1,0 +1,26 @@
+// kiln-compile --cuda-attention-3xtf32 runs f32 attention of head dims up
+// to 64 on tensor cores in 3xTF32 products from sm_80 on: three TF32
+// mma.m16n8k8 per product in the PTX. Without the option, on sm_75 (no
+// TF32 products), and for the gradient, the f32 kernels stay, without
+// tensor-core products.
+// REQUIRES: cuda-backend
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-attention-3xtf32 --emit=ptx -o - | FileCheck %s --check-prefix=SM90
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_80 --cuda-attention-3xtf32 --emit=ptx -o - | FileCheck %s --check-prefix=SM90
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_75 --cuda-attention-3xtf32 --emit=ptx -o - | FileCheck %s --check-prefix=OFF
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=ptx -o - | FileCheck %s --check-prefix=OFF
+
+// SM90-LABEL: .entry kiln_impl_forward_kernel(
+// SM90-COUNT-3: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// SM90-LABEL: .entry kiln_impl_gradient_kernel
+// SM90-NOT:   mma.sync
+// OFF-NOT:    mma.sync
+
+func.func @forward(%q: tensor<2x4x100x64xf32>, %k: tensor<2x4x100x64xf32>, %v: tensor<2x4x100x64xf32>) -> (tensor<2x4x100x64xf32>, tensor<2x4x100xf32>) {
+  %o, %lse = kiln.attention %q, %k, %v {causal, scale = 1.250000e-01 : f64} : tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>
+  return %o, %lse : tensor<2x4x100x64xf32>, tensor<2x4x100xf32>
+}
+
+func.func @gradient(%q: tensor<2x4x100x64xf32>, %k: tensor<2x4x100x64xf32>, %v: tensor<2x4x100x64xf32>, %o: tensor<2x4x100x64xf32>, %lse: tensor<2x4x100xf32>, %do: tensor<2x4x100x64xf32>) -> (tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>) {
+  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do {causal, scale = 1.250000e-01 : f64} : tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100xf32>
+  return %dq, %dk, %dv : tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>
+}
