@@ -43,9 +43,10 @@ reference float64 on those; no unfused composition. "cuDNN" is the same
 module compiled with --cuda-cudnn-attention: the forward and the backward
 as calls of cuDNN's fused attention through kiln's runtime (bf16 only).
 "3xTF32" (f32 only) is the module compiled with --cuda-attention-3xtf32:
-the forward on tensor cores in 3xTF32 products (each f32 operand split
-into two TF32 words, three products each, f32's accuracy, as PyTorch's
-f32 SDPA computes on sm_80 and later); the backward stays the f32 kernel.
+the forward and the backward on tensor cores in 3xTF32 products (each f32
+operand split into two TF32 words, three products each, f32's accuracy,
+as PyTorch's f32 SDPA computes on sm_80 and later), the backward as two
+kernels without atomics.
 
 Needs a CUDA GPU with its driver, PyTorch built with CUDA in this
 interpreter, and kiln's tools in KILN_BUILD_DIR (default build/ beside

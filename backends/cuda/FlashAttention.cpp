@@ -228,6 +228,13 @@ static bool fitsTheF32MmaKernel(int64_t headDim, int64_t valueDim) {
   return fitsTheMmaKernel(headDim, valueDim) && headDim <= 64 && valueDim <= 64;
 }
 
+/// Whether the f32 gradient runs on the tensor cores where the pass's
+/// f32-tensor-cores asks it (buildMmaGrad on 3xTF32 products, its two
+/// kernels): those of the f32 forward, Dv in steps of 16 too.
+static bool fitsTheF32MmaGradient(int64_t headDim, int64_t valueDim) {
+  return fitsTheF32MmaKernel(headDim, valueDim) && valueDim % 16 == 0;
+}
+
 /// The rows of the other side's tiles in the tensor-core gradient's
 /// kernels: the forward's keys a tile, but for head dims over 96 16
 /// queries in the key kernel, whose f32 accumulators (dk and dv, 2 x 64
@@ -1419,6 +1426,16 @@ private:
            });
     });
   }
+  /// Rows first, first + 1, ... of `source` staged transposed as B
+  /// operands whose k runs along them: stagePairsTransposed for halves,
+  /// stageTransposedKeys for f32.
+  void stageTransposed(Value source, Value first, int64_t limit, Value tile,
+                       Value thread, int64_t threads) {
+    if (cast<MemRefType>(source.getType()).getElementType().isF32())
+      stageTransposedKeys(source, first, limit, tile, thread, threads);
+    else
+      stagePairsTransposed(source, first, limit, tile, thread, threads);
+  }
   /// A lane's A operands of rows `rows` (g and g + 8 of its warp's 16) of
   /// this block's batch entry of `source`, read once: the four words of
   /// each step of 16 columns (f32: of 8 columns, split, splitWords).
@@ -2077,12 +2094,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         // keys as dims, values transposed in fragmentWords' order of
         // keys); zeros past the last key.
         stagePairs(key, firstKey, keys, keyTile, l.thread, threads);
-        if (single)
-          stageTransposedKeys(value, firstKey, keys, valueTile, l.thread,
-                              threads);
-        else
-          stagePairsTransposed(value, firstKey, keys, valueTile, l.thread,
-                               threads);
+        stageTransposed(value, firstKey, keys, valueTile, l.thread, threads);
         b.create<gpu::BarrierOp>(loc);
 
         // S = Q K^T, eight keys per product, each key fragment read once
@@ -2224,12 +2236,20 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
         resultGrad = operands[3], lse = operands[4], delta = operands[5];
   Type element = cast<MemRefType>(query.getType()).getElementType();
   Type i32 = b.getI32Type();
-  int64_t tile = mmaGradientTile(headDim, valueDim, /*keyKernel=*/true);
+  // f32 (3xTF32): tiles of 32 rows of the other side, whose four staged
+  // tiles in f32 words then take 32 KiB in the key kernel (64 KiB at 64).
+  bool single = element.isF32();
+  int64_t values = perWord(element);
+  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t tile =
+      single ? 32 : mmaGradientTile(headDim, valueDim, /*keyKernel=*/true);
   int64_t threads = 32 * kMmaWarps;
   // A warp's own rows as A operands take 16 registers a lane per 64 dims,
   // read once; for head dims over 64 they are read again per tile (from
-  // L1 or L2) instead, which keeps the wide kernels from spilling.
-  bool reloadOwnRows = std::max(headDim, valueDim) > 64;
+  // L1 or L2) instead, which keeps the wide kernels from spilling. f32's
+  // take 64 registers per 64 dims split into TF32 words, and are read and
+  // split per tile.
+  bool reloadOwnRows = single || std::max(headDim, valueDim) > 64;
   /// A launch of blocks of kMmaRows rows of `own` per batch entry, the
   /// builder left in its body; the lane's rows g and g + 8 of its warp's,
   /// and the rows it reads (the last past the end).
@@ -2298,9 +2318,9 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   // the query tile's, free once every warp computed s^T (at D = Dv = 64 its
   // own would take 512 bytes too many).
   SmallVector<MemRefType> keyBuffers = {
-      words(tile, headDim / 2), words(tile, valueDim / 2),
-      words(headDim, tile / 2), words(valueDim, tile / 2),
-      workgroupType({tile}),    workgroupType({tile})};
+      words(tile, headDim / values), words(tile, valueDim / values),
+      words(headDim, tile / values), words(valueDim, tile / values),
+      workgroupType({tile}),         workgroupType({tile})};
   MemRefType keyT = words(headDim, kMmaRows / 2),
              dsType = words(tile, kMmaRows / 2);
   int64_t bytes = 0;
@@ -2315,7 +2335,9 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   // ptxas spills nothing at D = Dv = 96 on sm_90 and at most 32 bytes at
   // 128 (with an address per read of a staged tile it spilled 196 and
   // 112), where the two kernels take two products more per tile pair.
-  bool atomics = gradientAtomics && queries != 0 && keys != 0 &&
+  // f32 takes the two kernels: ds would be stored transposed as f32 words,
+  // and dq's shares summed in 3xTF32 products, which are not written.
+  bool atomics = !single && gradientAtomics && queries != 0 && keys != 0 &&
                  shareableQueryGrad(tile, headDim) &&
                  (dsOwnBuffer || headDim >= kMmaRows);
   if (atomics) {
@@ -2355,9 +2377,11 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     // dk and dv: key rows, query tiles.
     // Each entry's rows a block reads: the queries and dO (2 bytes a dim),
     // lse and rowsum, and with atomics dq's f32 sums (4 bytes a dim).
-    Own o = launchOwn(
-        keys, Longest::First,
-        2 * queries * ((atomics ? 3 : 1) * headDim + valueDim + 4), keyBuffers);
+    Own o = launchOwn(keys, Longest::First,
+                      elementBytes * queries *
+                              ((atomics ? 3 : 1) * headDim + valueDim) +
+                          8 * queries,
+                      keyBuffers);
     ValueRange staged = o.launch.getWorkgroupAttributions();
     Value queryTile = staged[0], gradTile = staged[1], queryT = staged[2],
           gradT = staged[3], lseTile = staged[4], deltaTile = staged[5];
@@ -2399,10 +2423,8 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
           Value first = mul(t, index(tile));
           stagePairs(query, first, queries, queryTile, l.thread, threads);
           stagePairs(resultGrad, first, queries, gradTile, l.thread, threads);
-          stagePairsTransposed(query, first, queries, queryT, l.thread,
-                               threads);
-          stagePairsTransposed(resultGrad, first, queries, gradT, l.thread,
-                               threads);
+          stageTransposed(query, first, queries, queryT, l.thread, threads);
+          stageTransposed(resultGrad, first, queries, gradT, l.thread, threads);
           stage(lse, lseTile, first, queries, l.thread, threads);
           stage(delta, deltaTile, first, queries, l.thread, threads);
           b.create<gpu::BarrierOp>(loc);
@@ -2480,11 +2502,12 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   } else if (queries != 0) {
     // dq: query rows, key tiles.
     int64_t keysPerTile =
-        mmaGradientTile(headDim, valueDim, /*keyKernel=*/false);
-    Own o = launchOwn(
-        queries, Longest::Last, 2 * keys * (2 * headDim + valueDim),
-        {words(keysPerTile, headDim / 2), words(keysPerTile, valueDim / 2),
-         words(headDim, keysPerTile / 2)});
+        single ? 32 : mmaGradientTile(headDim, valueDim, /*keyKernel=*/false);
+    Own o = launchOwn(queries, Longest::Last,
+                      elementBytes * keys * (2 * headDim + valueDim),
+                      {words(keysPerTile, headDim / values),
+                       words(keysPerTile, valueDim / values),
+                       words(headDim, keysPerTile / values)});
     ValueRange staged = o.launch.getWorkgroupAttributions();
     Value keyTile = staged[0], valueTile = staged[1], keyT = staged[2];
     const MmaLane &l = o.lane;
@@ -2505,7 +2528,7 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
           Value first = mul(t, index(keysPerTile));
           stagePairs(key, first, keys, keyTile, l.thread, threads);
           stagePairs(value, first, keys, valueTile, l.thread, threads);
-          stagePairsTransposed(key, first, keys, keyT, l.thread, threads);
+          stageTransposed(key, first, keys, keyT, l.thread, threads);
           b.create<gpu::BarrierOp>(loc);
           auto [s, dp] =
               scoresAndGrads(o, {query, resultGrad}, {queryWords, gradWords},
@@ -2821,7 +2844,7 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   int64_t batch = 1;
   for (int64_t d : leading)
     batch *= d;
-  if (half) {
+  if (half || (f32TensorCores && fitsTheF32MmaGradient(headDim, valueDim))) {
     if (batch != 0)
       buildMmaGrad({query, key, value, resultGrad, lse, delta}, mask,
                    {queryGrad, keyGrad, valueGrad}, scale, causal, batch,

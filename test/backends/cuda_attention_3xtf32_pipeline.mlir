@@ -1,7 +1,8 @@
-// kiln-compile --cuda-attention-3xtf32 runs f32 attention of head dims up
-// to 64 on tensor cores in 3xTF32 products from sm_80 on: three TF32
-// mma.m16n8k8 per product in the PTX. Without the option, on sm_75 (no
-// TF32 products), and for the gradient, the f32 kernels stay, without
+// kiln-compile --cuda-attention-3xtf32 runs f32 attention and its
+// gradient of head dims up to 64 on tensor cores in 3xTF32 products from
+// sm_80 on: three TF32 mma.m16n8k8 per product in the PTX, the gradient's
+// two kernels (over keys, over queries) after those of the rowsum. Without the
+// option and on sm_75 (no TF32 products) the f32 kernels stay, without
 // tensor-core products.
 // REQUIRES: cuda-backend
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-attention-3xtf32 --emit=ptx -o - | FileCheck %s --check-prefix=SM90
@@ -11,8 +12,13 @@
 
 // SM90-LABEL: .entry kiln_impl_forward_kernel(
 // SM90-COUNT-3: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
-// SM90-LABEL: .entry kiln_impl_gradient_kernel
+// SM90-LABEL: .entry kiln_impl_gradient_kernel(
 // SM90-NOT:   mma.sync
+// SM90-LABEL: .entry kiln_impl_gradient_kernel_1(
+// SM90-COUNT-3: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// SM90-NOT:   atom.global.add
+// SM90-LABEL: .entry kiln_impl_gradient_kernel_2(
+// SM90-COUNT-3: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // OFF-NOT:    mma.sync
 
 func.func @forward(%q: tensor<2x4x100x64xf32>, %k: tensor<2x4x100x64xf32>, %v: tensor<2x4x100x64xf32>) -> (tensor<2x4x100x64xf32>, tensor<2x4x100xf32>) {

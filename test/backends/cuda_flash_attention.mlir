@@ -793,14 +793,10 @@ func.func private @kiln_cuda_attention(%q: memref<2x70x64xf32>, %k: memref<2x45x
 
 // -----
 
-// f32 head dims over 64 and f32 gradients stay with the f32 kernels under
-// f32-tensor-cores.
+// f32 head dims over 64 stay with the f32 kernels under f32-tensor-cores.
 // TF32-LABEL: func.func @f32_wide(
 // TF32-NOT:     llvm.call_intrinsic
 // TF32:         gpu.terminator
-// TF32-LABEL: func.func @f32_wide_grad(
-// TF32-NOT:     llvm.call_intrinsic
-// TF32:         return
 func.func @f32_wide(%q: memref<5x128xf32>, %k: memref<7x128xf32>, %v: memref<7x64xf32>, %o: memref<5x64xf32>, %l: memref<5xf32>) {
   call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x128xf32>, memref<7x128xf32>, memref<7x64xf32>, memref<5x64xf32>, memref<5xf32>) -> ()
   return
@@ -808,7 +804,37 @@ func.func @f32_wide(%q: memref<5x128xf32>, %k: memref<7x128xf32>, %v: memref<7x6
 func.func private @kiln_cuda_attention(%q: memref<5x128xf32>, %k: memref<7x128xf32>, %v: memref<7x64xf32>, %o: memref<5x64xf32>, %l: memref<5xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.250000e-01 : f64}} {
   return
 }
-func.func @f32_wide_grad(%q: memref<5x64xf32>, %k: memref<7x64xf32>, %v: memref<7x64xf32>, %do: memref<5x64xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x64xf32>, %dk: memref<7x64xf32>, %dv: memref<7x64xf32>) {
+
+// -----
+
+// The f32 gradient under f32-tensor-cores: the tensor-core gradient's two
+// kernels on 3xTF32 products (no atomics, whatever gradient-atomics says),
+// tiles of 32 rows of the other side in f32 words. The key kernel stages
+// the query and dO tiles (32 x 64 words each), both transposed (64 x 32,
+// the queries of each 8 in the order of the weights' fragments) and their
+// lse and rowsum, and per tile computes s^T and dp^T (8 x 4 triple
+// products each: 64 dims in eights, 32 queries in eights), then dv += p^T
+// dO and dk += ds^T Q (4 x 8 each), its own keys and values read and split
+// per tile. The query kernel stages keys and values (32 x 64) and the keys
+// transposed, and computes s, dp and dq += ds K.
+// TF32-LABEL: func.func @f32_grad(
+// TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
+// TF32:           scf.for
+// TF32:             gpu.barrier
+// TF32-COUNT-384:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:         llvm.call_intrinsic
+// TF32:             gpu.barrier
+// TF32-NEXT:        scf.yield
+// TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>)
+// TF32:           scf.for
+// TF32:             gpu.barrier
+// TF32-COUNT-288:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:         llvm.call_intrinsic
+// TF32:             gpu.barrier
+// TF32-NEXT:        scf.yield
+// TF32-NOT:     memref.atomic_rmw
+// TF32:         return
+func.func @f32_grad(%q: memref<5x64xf32>, %k: memref<7x64xf32>, %v: memref<7x64xf32>, %do: memref<5x64xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x64xf32>, %dk: memref<7x64xf32>, %dv: memref<7x64xf32>) {
   call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<5x64xf32>, memref<7x64xf32>, memref<7x64xf32>, memref<5x64xf32>, memref<5xf32>, memref<5xf32>, memref<5x64xf32>, memref<7x64xf32>, memref<7x64xf32>) -> ()
   return
 }

@@ -44,9 +44,12 @@ kernels), cuda (on a GPU), and cuda-cudnn (on a GPU, with
 --cuda-cudnn-attention: half-precision attention that cuDNN takes runs on
 its fused attention, checked against numpy only, not against the
 tensor-core kernels' own algorithm), cuda-3xtf32 (on a GPU) and
-cuda-on-cpu-3xtf32 (--cuda-attention-3xtf32: the f32 forward on tensor
-cores in 3xTF32 products, held to f32's tolerance). A failing seed's program and inputs
-stay in --keep. Exit status 1 if any seed fails.
+cuda-on-cpu-3xtf32 (--cuda-attention-3xtf32: the f32 forward and
+gradient on tensor cores in 3xTF32 products, held to f32's tolerance).
+--head-dims fixes the head dims drawn (seed by seed from the list): the
+3xTF32 gradient's unrolled products take minutes to compile for the host
+at 64. A failing seed's program and inputs stay in --keep. Exit status 1
+if any seed fails.
 """
 
 import argparse
@@ -88,12 +91,17 @@ def parse_args(argv=None):
                    help="comma-separated: " + ", ".join(TARGET_FLAGS))
     p.add_argument("--dtype", choices=sorted(TOLERANCE), default="f32",
                    help="the operands' and results' type (default f32)")
+    p.add_argument("--head-dims", default=None,
+                   help="comma-separated head dims to draw from instead "
+                        "(the programs' other draws unchanged)")
     p.add_argument("--keep", default=None,
                    help="directory for the programs and inputs of failing seeds")
     args = p.parse_args(argv)
     first, _, last = args.seeds.partition(":")
     args.seeds = range(int(first), int(last))
     args.targets = args.targets.split(",")
+    if args.head_dims is not None:
+        args.head_dims = [int(d) for d in args.head_dims.split(",")]
     for target in args.targets:
         if target not in TARGET_FLAGS:
             p.error(f"unknown target '{target}'")
@@ -117,8 +125,9 @@ def rounded(a, dtype):
     return a
 
 
-def draw(seed, dtype="f32"):
-    """One attention in `dtype`: its program and inputs."""
+def draw(seed, dtype="f32", head_dims=None):
+    """One attention in `dtype`: its program and inputs; its head dim from
+    `head_dims` where given."""
     rng = np.random.default_rng(seed)
     lead = [int(d) for d in rng.integers(1, 4, size=rng.integers(0, 3))]
     nq, nk = (int(n) for n in rng.integers(1, 200, size=2))
@@ -127,6 +136,8 @@ def draw(seed, dtype="f32"):
     # kernel at 128) and read their own rows per tile.
     others = [8, 16, 32] if dtype == "f32" else [8, 16, 32, 96, 128]
     dim = 64 if rng.random() < 0.75 else int(rng.choice(others))
+    if head_dims:
+        dim = head_dims[seed % len(head_dims)]
     causal = bool(rng.integers(0, 2))
     masked = bool(rng.integers(0, 2))
     scale = float(rng.uniform(0.05, 0.5))
@@ -295,7 +306,8 @@ def main(argv=None):
             return 77
     failures = 0
     for seed in args.seeds:
-        program, inputs, scale, causal, summary = draw(seed, args.dtype)
+        program, inputs, scale, causal, summary = draw(seed, args.dtype,
+                                                       args.head_dims)
         refs, sizes = reference(inputs, scale, causal)
         work = tempfile.mkdtemp(prefix=f"kiln-attention-{seed}-")
         source = os.path.join(work, "attention.mlir")

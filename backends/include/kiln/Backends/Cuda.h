@@ -58,8 +58,8 @@ struct CudaOptions {
   /// Let f32 products and convolutions round their inputs to TF32 on
   /// tensor cores.
   bool tf32 = false;
-  /// f32 forward attention of head dims up to 64 on the tensor-core kernel
-  /// in 3xTF32 products, of f32's accuracy (sm_80 and later, and on the
+  /// f32 attention and its gradient of head dims up to 64 on the
+  /// tensor-core kernels in 3xTF32 products, of f32's accuracy (sm_80 and later, and on the
   /// CPU; kiln-cuda-flash-attention{f32-tensor-cores}); otherwise on the
   /// f32 kernels.
   bool attention3xTF32 = false;

@@ -158,7 +158,11 @@ def KilnCudaFlashAttention
     f32 and are split in registers; the keys are staged as f32 words, the
     values transposed with the keys of each 8 in the order in which the
     weights' fragments hold them (keys 2i and 2i + 1 of the fragment at
-    k = i and i + 4); one group of 16 rows per warp, tiles of 64 keys.
+    k = i and i + 4); one group of 16 rows per warp, tiles of 64 keys. An
+    f32 gradient call whose head dims are multiples of 16 up to 64 is
+    likewise the tensor-core gradient on 3xTF32 products, always as its two
+    kernels (no atomics), with tiles of 32 rows of the other side and the
+    own rows' operands read and split per tile.
 
     A causal grid, in every kernel, starts with the blocks of the last
     rows, which have the most keys to walk, across batch entries: the
@@ -217,8 +221,8 @@ def KilnCudaFlashAttention
            "(false: two kernels that recompute p, summing every result in "
            "a fixed order)">,
     Option<"f32TensorCores", "f32-tensor-cores", "bool", "false",
-           "Run f32 forward attention of head dims up to 64 on the "
-           "tensor-core kernel in 3xTF32 products (f32's accuracy; sm_80 "
+           "Run f32 attention and its gradient of head dims up to 64 on the "
+           "tensor-core kernels in 3xTF32 products (f32's accuracy; sm_80 "
            "and later)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
