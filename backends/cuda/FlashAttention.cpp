@@ -44,7 +44,12 @@
 // PTX's mma.m16n8k16), and so does such a gradient (fitsTheMmaGradient,
 // KernelBuilder::buildMmaGrad: for head dims up to 64 by default one
 // kernel over key rows that adds dq in f32 with atomics, else two
-// kernels, over key rows and over query rows). Other f16 and bf16
+// kernels, over key rows and over query rows). With the pass's
+// f32-tensor-cores, f32 attention and its gradient whose head dims fit
+// (fitsTheF32MmaKernel, fitsTheF32MmaGradient) run on the same kernels in
+// 3xTF32 products (splitTF32: each f32 operand as two TF32 words, three
+// m16n8k8 products per product, f32's accuracy), the gradient as its two
+// kernels. Other f16 and bf16
 // attention runs the f32 kernels on operands
 // widened by kiln.cast, its results rounded once, as the ops define it
 // (WidenedAttention.h). f64, and head dims that would leave a thread more
@@ -1372,17 +1377,25 @@ private:
              SmallVector<int64_t> interleave;
              for (int64_t j = 0; j < 8; ++j)
                interleave.append({j, 8 + j});
-             Value words = wordsOf(
-                 b.create<vector::ShuffleOp>(loc, upper, lower, interleave));
-             for (int64_t j = 0; j < 8; ++j) {
-               Value d = add(d0, index(j));
-               b.create<memref::StoreOp>(
-                   loc, wordOf(words, j), tile,
-                   ValueRange{d, swizzledWord(width, d, c)});
-             }
+             storeDown(tile,
+                       wordsOf(b.create<vector::ShuffleOp>(loc, upper, lower,
+                                                           interleave)),
+                       d0, c);
              return SmallVector<Value>{};
            });
     });
+  }
+  /// Word j of the vector `words` into row first + j of a staged tile, at
+  /// column `column` (swizzled): a transposed staging's column of words.
+  void storeDown(Value tile, Value words, Value first, Value column) {
+    int64_t width = cast<MemRefType>(tile.getType()).getDimSize(1);
+    int64_t n = cast<VectorType>(words.getType()).getNumElements();
+    for (int64_t j = 0; j < n; ++j) {
+      Value row = add(first, index(j));
+      b.create<memref::StoreOp>(
+          loc, wordOf(words, j), tile,
+          ValueRange{row, swizzledWord(width, row, column)});
+    }
   }
   /// The word of key j of a tile where an f32 tile is staged as B operands
   /// of k along its keys (stageTransposedKeys): within each 8 keys, key 2i
@@ -1413,15 +1426,10 @@ private:
              Value c = b.create<arith::RemUIOp>(loc, e, index(width));
              Value d0 =
                  mul(b.create<arith::DivUIOp>(loc, e, index(width)), index(4));
-             Value words = wordsOf(
-                 readChunk(aligned, source, add(first, c), limit, d0, 4));
-             Value word = permutedKey(c);
-             for (int64_t j = 0; j < 4; ++j) {
-               Value d = add(d0, index(j));
-               b.create<memref::StoreOp>(
-                   loc, wordOf(words, j), tile,
-                   ValueRange{d, swizzledWord(width, d, word)});
-             }
+             storeDown(tile,
+                       wordsOf(readChunk(aligned, source, add(first, c), limit,
+                                         d0, 4)),
+                       d0, permutedKey(c));
              return SmallVector<Value>{};
            });
     });
@@ -2006,7 +2014,10 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
 }
 
 /// The forward kernel on tensor cores, for f16 and bf16 (FlashAttention-2's
-/// tiling, on PTX's mma.m16n8k16 with f32 accumulators, TensorCoreMma.h).
+/// tiling, on PTX's mma.m16n8k16 with f32 accumulators, TensorCoreMma.h),
+/// and for f32 on 3xTF32 products (mma.m16n8k8: words of one f32 each,
+/// steps of 8 along k, the weights split rather than rounded, the values
+/// staged in their fragments' order of keys, one group of rows).
 /// A block has kMmaWarps warps, each owning 16 query rows; a lane holds
 /// rows g and g + 8 of its warp's (g = lane / 4, t = lane % 4). The
 /// warp's query rows stay in registers as A operands, read once. Per tile
@@ -2200,7 +2211,8 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 }
 
 /// The gradient on tensor cores, for f16 and bf16 (FlashAttention-2's
-/// backward, on buildMma's fragments and staged tiles), as kernels that
+/// backward, on buildMma's fragments and staged tiles; for f32 on its
+/// 3xTF32 products, always the two kernels, tiles of 32), as kernels that
 /// recompute p = exp(s - lse) and ds = p (dp - rowsum(dO * O)) per tile:
 ///   dk, dv: a block's kMmaWarps warps own 16 key rows each, whose keys
 ///     and values are A operands in registers, read once. Per tile of
