@@ -361,7 +361,7 @@ struct CudaLoweringPipelineOptions
   Option<bool> attention3xTF32{
       *this, "attention-3xtf32",
       llvm::cl::desc(
-          "f32 attention and its gradient of head dims up to 64 "
+          "f32 attention (head dims up to 128) and its gradient (up to 64) "
           "on tensor cores in 3xTF32 products (f32's accuracy; sm_80 and "
           "later, and on the CPU)"),
       llvm::cl::init(false)};

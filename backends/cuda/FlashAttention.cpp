@@ -226,18 +226,27 @@ static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim) {
 
 /// Whether the f32 forward runs on the tensor cores where the pass's
 /// f32-tensor-cores asks it (buildMma on 3xTF32 products): the tensor-core
-/// kernel's head dims up to 64. A lane keeps its query rows' words twice
-/// (the big and the small parts: 64 registers at D = 64), and a tile of
-/// 64 keys and its values take 32 KiB of workgroup memory in f32.
+/// kernel's head dims. Up to D = 64 a lane keeps its query rows' words
+/// split (the big and the small parts: 64 registers at D = 64), over it
+/// whole, split per tile (f32TileKeys for the tiles).
 static bool fitsTheF32MmaKernel(int64_t headDim, int64_t valueDim) {
-  return fitsTheMmaKernel(headDim, valueDim) && headDim <= 64 && valueDim <= 64;
+  return fitsTheMmaKernel(headDim, valueDim);
+}
+
+/// The keys of the f32 tensor-core forward's tiles: 64, whose keys and
+/// values take 32 KiB of workgroup memory in f32 at D = Dv = 64; 32 for
+/// head dims over 64 (32 KiB at 128).
+static int64_t f32TileKeys(int64_t headDim, int64_t valueDim) {
+  return std::max(headDim, valueDim) > 64 ? 32 : 64;
 }
 
 /// Whether the f32 gradient runs on the tensor cores where the pass's
 /// f32-tensor-cores asks it (buildMmaGrad on 3xTF32 products, its two
-/// kernels): those of the f32 forward, Dv in steps of 16 too.
+/// kernels): D and Dv multiples of 16 up to 64 (the key kernel's dk and
+/// dv accumulators take 64 registers at 64).
 static bool fitsTheF32MmaGradient(int64_t headDim, int64_t valueDim) {
-  return fitsTheF32MmaKernel(headDim, valueDim) && valueDim % 16 == 0;
+  return fitsTheMmaGradient(headDim, valueDim) && headDim <= 64 &&
+         valueDim <= 64;
 }
 
 /// The rows of the other side's tiles in the tensor-core gradient's
@@ -1448,7 +1457,8 @@ private:
   /// this block's batch entry of `source`, read once: the four words of
   /// each step of 16 columns (f32: of 8 columns, split, splitWords).
   SmallVector<SmallVector<Value, 4>> leftWords(const MmaLane &l, Value source,
-                                               ArrayRef<Value> rows) {
+                                               ArrayRef<Value> rows,
+                                               bool split = true) {
     int64_t width = cast<MemRefType>(source.getType()).getShape().back();
     auto load = [&](Value row, Value column) -> Value {
       return b.create<memref::LoadOp>(loc, source, at(source, {row, column}));
@@ -1460,7 +1470,13 @@ private:
         for (int64_t w = 0; w < 4; ++w)
           values.push_back(
               load(rows[w % 2], add(l.t, index(8 * kc + 4 * (w / 2)))));
-        steps.push_back(splitWords(values));
+        if (split) {
+          steps.push_back(splitWords(values));
+          continue;
+        }
+        for (Value &x : values)
+          x = b.create<arith::BitcastOp>(loc, b.getI32Type(), x);
+        steps.push_back(values);
       }
       return steps;
     }
@@ -1630,15 +1646,29 @@ private:
   mmaProducts(Type element, const MmaLane &l,
               ArrayRef<SmallVector<SmallVector<Value, 4>>> lefts, Value staged,
               SmallVector<SmallVector<Value>> accs) {
-    for (int64_t step = 0; step < int64_t(lefts.front().size()); ++step)
+    for (int64_t step = 0; step < int64_t(lefts.front().size()); ++step) {
+      // f32 words left whole (leftWords without split) are split here,
+      // once per step.
+      SmallVector<SmallVector<Value, 4>> stepLefts;
+      for (const SmallVector<SmallVector<Value, 4>> &left : lefts) {
+        stepLefts.push_back(left[step]);
+        if (element.isF32() && left[step].size() == 4) {
+          SmallVector<Value> values;
+          for (Value word : left[step])
+            values.push_back(
+                b.create<arith::BitcastOp>(loc, b.getF32Type(), word));
+          stepLefts.back() = splitWords(values);
+        }
+      }
       for (int64_t n = 0; n < int64_t(accs.front().size()) / 4; ++n) {
         SmallVector<Value, 2> right = rightWords(l, staged, n, step);
-        for (auto [left, acc] : llvm::zip(lefts, accs)) {
-          SmallVector<Value> updated = mma(
-              element, left[step], right, ArrayRef<Value>(acc).slice(4 * n, 4));
+        for (auto [left, acc] : llvm::zip(stepLefts, accs)) {
+          SmallVector<Value> updated =
+              mma(element, left, right, ArrayRef<Value>(acc).slice(4 * n, 4));
           std::copy(updated.begin(), updated.end(), acc.begin() + 4 * n);
         }
       }
+    }
     return accs;
   }
   /// mmaProducts for one A operand.
@@ -2040,7 +2070,8 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   Type element = cast<MemRefType>(query.getType()).getElementType();
   bool single = element.isF32();
   Type i32 = b.getI32Type();
-  int64_t tileKeys = mmaTileKeys(headDim, valueDim);
+  int64_t tileKeys =
+      single ? f32TileKeys(headDim, valueDim) : mmaTileKeys(headDim, valueDim);
   int64_t groups = single ? 1 : mmaRowGroups(headDim, valueDim, bool(mask));
   int64_t blockRows = kMmaRows * groups;
   int64_t threads = 32 * kMmaWarps;
@@ -2081,10 +2112,20 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   Value zeroF = f32(0.0);
   Value scaleF = f32(scale);
 
-  // Each group's query rows as A operands, 16 head dims per product.
+  // Each group's query rows as A operands, 16 head dims per product (f32:
+  // 8, split; over 64 dims kept whole and split per tile, over 96 read
+  // again per tile from L1, which keeps D = 128 from spilling).
+  bool reloadQuery = single && headDim > 96;
+  auto queryOperands = [&] {
+    SmallVector<SmallVector<SmallVector<Value, 4>>> words;
+    for (int64_t q = 0; q < groups; ++q)
+      words.push_back(
+          leftWords(l, query, readRows[q], !single || headDim <= 64));
+    return words;
+  };
   SmallVector<SmallVector<SmallVector<Value, 4>>> queryWords;
-  for (int64_t q = 0; q < groups; ++q)
-    queryWords.push_back(leftWords(l, query, readRows[q]));
+  if (!reloadQuery)
+    queryWords = queryOperands();
 
   Value tiles =
       keyTiles(blockStart, blockRows, queries, keys, tileKeys, causal);
@@ -2112,10 +2153,10 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         // for all groups: products[q][4 n + i] is element i of group q's
         // fragment of keys 8 n .. 8 n + 7 (rows g, g, g + 8, g + 8; keys
         // 2t, 2t + 1, 2t, 2t + 1 of them).
-        SmallVector<SmallVector<Value>> products =
-            mmaProducts(element, l, queryWords, keyTile,
-                        SmallVector<SmallVector<Value>>(
-                            groups, SmallVector<Value>(tileKeys / 2, zeroF)));
+        SmallVector<SmallVector<Value>> products = mmaProducts(
+            element, l, reloadQuery ? queryOperands() : queryWords, keyTile,
+            SmallVector<SmallVector<Value>>(
+                groups, SmallVector<Value>(tileKeys / 2, zeroF)));
         SmallVector<SmallVector<SmallVector<Value, 4>>> weightWords;
         SmallVector<SmallVector<Value>> accs;
         SmallVector<Value> next;

@@ -793,15 +793,38 @@ func.func private @kiln_cuda_attention(%q: memref<2x70x64xf32>, %k: memref<2x45x
 
 // -----
 
-// f32 head dims over 64 stay with the f32 kernels under f32-tensor-cores.
+// An f32 forward of head dims over 64 takes tiles of 32 keys (32 x 128
+// and 64 x 32 words), and over 96 reads its query rows again per tile,
+// after the staging's barrier (kept, they would spill at D = 128): 16 x 4
+// triple products for the scores, 4 x 8 for p v. Its gradient stays with
+// the f32 kernels.
 // TF32-LABEL: func.func @f32_wide(
-// TF32-NOT:     llvm.call_intrinsic
+// TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x128xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>)
+// TF32-NOT:     memref.load %{{.*}} : memref<5x128xf32>
+// TF32:         scf.for
+// TF32:           gpu.barrier
+// TF32:           memref.load %{{.*}} : memref<5x128xf32>
+// TF32-COUNT-192: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       llvm.call_intrinsic
+// TF32:           gpu.shuffle
+// TF32-COUNT-96:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       llvm.call_intrinsic
 // TF32:         gpu.terminator
+// TF32-LABEL: func.func @f32_wide_grad(
+// TF32-NOT:     llvm.call_intrinsic
+// TF32:         return
 func.func @f32_wide(%q: memref<5x128xf32>, %k: memref<7x128xf32>, %v: memref<7x64xf32>, %o: memref<5x64xf32>, %l: memref<5xf32>) {
   call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x128xf32>, memref<7x128xf32>, memref<7x64xf32>, memref<5x64xf32>, memref<5xf32>) -> ()
   return
 }
 func.func private @kiln_cuda_attention(%q: memref<5x128xf32>, %k: memref<7x128xf32>, %v: memref<7x64xf32>, %o: memref<5x64xf32>, %l: memref<5xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.250000e-01 : f64}} {
+  return
+}
+func.func @f32_wide_grad(%q: memref<5x128xf32>, %k: memref<7x128xf32>, %v: memref<7x64xf32>, %do: memref<5x64xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x128xf32>, %dk: memref<7x128xf32>, %dv: memref<7x64xf32>) {
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<5x128xf32>, memref<7x128xf32>, memref<7x64xf32>, memref<5x64xf32>, memref<5xf32>, memref<5xf32>, memref<5x128xf32>, memref<7x128xf32>, memref<7x64xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<5x128xf32>, %k: memref<7x128xf32>, %v: memref<7x64xf32>, %do: memref<5x64xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x128xf32>, %dk: memref<7x128xf32>, %dv: memref<7x64xf32>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.250000e-01 : f64}} {
   return
 }
 

@@ -58,10 +58,10 @@ struct CudaOptions {
   /// Let f32 products and convolutions round their inputs to TF32 on
   /// tensor cores.
   bool tf32 = false;
-  /// f32 attention and its gradient of head dims up to 64 on the
-  /// tensor-core kernels in 3xTF32 products, of f32's accuracy (sm_80 and later, and on the
-  /// CPU; kiln-cuda-flash-attention{f32-tensor-cores}); otherwise on the
-  /// f32 kernels.
+  /// f32 attention (head dims up to 128) and its gradient (up to 64) on the
+  /// tensor-core kernels in 3xTF32 products, of f32's accuracy (sm_80 and
+  /// later, and on the CPU; kiln-cuda-flash-attention{f32-tensor-cores});
+  /// otherwise on the f32 kernels.
   bool attention3xTF32 = false;
   /// Hand device-only while loops (kiln-cuda-graph-loops) and calls
   /// (kiln-cuda-graph-calls) to the runtime as CUDA graphs; otherwise every

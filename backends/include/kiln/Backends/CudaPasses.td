@@ -149,7 +149,7 @@ def KilnCudaFlashAttention
     multiple of 8 up to 128.
 
     With f32-tensor-cores, an f32 call whose head dims the tensor-core
-    kernel takes, up to 64 each, is that kernel too, on 3xTF32 products:
+    kernel takes is that kernel too, on 3xTF32 products:
     each f32 operand is split into two TF32 words, big (the value rounded
     to TF32, to nearest) and small (the remainder, rounded), and each
     product is three `mma.m16n8k8` TF32 products, big x small, small x big
@@ -158,7 +158,9 @@ def KilnCudaFlashAttention
     f32 and are split in registers; the keys are staged as f32 words, the
     values transposed with the keys of each 8 in the order in which the
     weights' fragments hold them (keys 2i and 2i + 1 of the fragment at
-    k = i and i + 4); one group of 16 rows per warp, tiles of 64 keys. An
+    k = i and i + 4); one group of 16 rows per warp, tiles of 64 keys (32
+    over 64 dims, whose query words stay whole and are split per tile, and
+    over 96 are read again per tile). An
     f32 gradient call whose head dims are multiples of 16 up to 64 is
     likewise the tensor-core gradient on 3xTF32 products, always as its two
     kernels (no atomics), with tiles of 32 rows of the other side and the
@@ -221,9 +223,9 @@ def KilnCudaFlashAttention
            "(false: two kernels that recompute p, summing every result in "
            "a fixed order)">,
     Option<"f32TensorCores", "f32-tensor-cores", "bool", "false",
-           "Run f32 attention and its gradient of head dims up to 64 on the "
-           "tensor-core kernels in 3xTF32 products (f32's accuracy; sm_80 "
-           "and later)">,
+           "Run f32 attention (head dims up to 128) and its gradient (up to "
+           "64) on the tensor-core kernels in 3xTF32 products (f32's "
+           "accuracy; sm_80 and later)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect",
