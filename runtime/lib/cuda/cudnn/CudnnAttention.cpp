@@ -19,8 +19,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <map>
+#include <utility>
 
 namespace kiln {
 namespace cuda_dnn {
@@ -151,23 +153,13 @@ public:
     if (axis >= 0)
       b.set(p, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, &axis);
     b.finalize(p, "finalizing a pointwise descriptor");
-    cudnnBackendDescriptor_t pw = p.get();
-    Descriptor &op = part();
-    b.create(op, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
-        .set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &pw)
-        .set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &x);
-    if (second)
-      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
-            CUDNN_TYPE_BACKEND_DESCRIPTOR, &second);
-    if (third)
-      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC,
-            CUDNN_TYPE_BACKEND_DESCRIPTOR, &third);
-    b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
-          CUDNN_TYPE_BACKEND_DESCRIPTOR, &y)
-        .finalize(op, "finalizing a pointwise operation");
-    operation(op);
+    addOperation(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+                 {{CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, p.get()},
+                  {CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x},
+                  {CUDNN_ATTR_OPERATION_POINTWISE_BDESC, second},
+                  {CUDNN_ATTR_OPERATION_POINTWISE_TDESC, third},
+                  {CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y}},
+                 "finalizing a pointwise operation");
   }
 
   /// c = a b over the last two dims, batched over the first two.
@@ -177,19 +169,12 @@ public:
     b.create(m, CUDNN_BACKEND_MATMUL_DESCRIPTOR)
         .set(m, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute)
         .finalize(m, "finalizing a matmul descriptor");
-    cudnnBackendDescriptor_t mm = m.get();
-    Descriptor &op = part();
-    b.create(op, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
-        .set(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &a)
-        .set(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &right)
-        .set(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &c)
-        .set(op, CUDNN_ATTR_OPERATION_MATMUL_DESC,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &mm)
-        .finalize(op, "finalizing a matmul operation");
-    operation(op);
+    addOperation(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
+                 {{CUDNN_ATTR_OPERATION_MATMUL_ADESC, a},
+                  {CUDNN_ATTR_OPERATION_MATMUL_BDESC, right},
+                  {CUDNN_ATTR_OPERATION_MATMUL_CDESC, c},
+                  {CUDNN_ATTR_OPERATION_MATMUL_DESC, m.get()}},
+                 "finalizing a matmul operation");
   }
 
   /// y = the `reduce` of x over the dims where y has 1.
@@ -201,29 +186,19 @@ public:
              CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, &reduce)
         .set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute)
         .finalize(r, "finalizing a reduction descriptor");
-    cudnnBackendDescriptor_t red = r.get();
-    Descriptor &op = part();
-    b.create(op, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR)
-        .set(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &red)
-        .set(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &x)
-        .set(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &y)
-        .finalize(op, "finalizing a reduction operation");
-    operation(op);
+    addOperation(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR,
+                 {{CUDNN_ATTR_OPERATION_REDUCTION_DESC, r.get()},
+                  {CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x},
+                  {CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y}},
+                 "finalizing a reduction operation");
   }
 
   /// y = x seen through y's dims and strides (a transposed view).
   void reshape(Tensor x, Tensor y) {
-    Descriptor &op = part();
-    b.create(op, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR)
-        .set(op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &x)
-        .set(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC,
-             CUDNN_TYPE_BACKEND_DESCRIPTOR, &y)
-        .finalize(op, "finalizing a reshape operation");
-    operation(op);
+    addOperation(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR,
+                 {{CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x},
+                  {CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y}},
+                 "finalizing a reshape operation");
   }
 
   /// The operation graph of everything built, for `handle` (null when
@@ -250,7 +225,22 @@ private:
     plan.parts.push_back(std::make_unique<Descriptor>());
     return *plan.parts.back();
   }
-  void operation(const Descriptor &op) { operations.push_back(op.get()); }
+  /// An operation of `type` whose attributes name the descriptors in
+  /// `inputs` (a null one left unset: an operand the mode does not take),
+  /// finalized and added to the graph.
+  void addOperation(cudnnBackendDescriptorType_t type,
+                    std::initializer_list<std::pair<cudnnBackendAttributeName_t,
+                                                    cudnnBackendDescriptor_t>>
+                        inputs,
+                    const char *what) {
+    Descriptor &op = part();
+    b.create(op, type);
+    for (const auto &[name, descriptor] : inputs)
+      if (descriptor)
+        b.set(op, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &descriptor);
+    b.finalize(op, what);
+    operations.push_back(op.get());
+  }
 
   AttentionPlan &plan;
   std::vector<cudnnBackendDescriptor_t> operations;
