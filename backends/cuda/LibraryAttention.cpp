@@ -191,33 +191,36 @@ struct KilnCudaLibraryAttentionPass
     MLIRContext *context = &getContext();
     OpBuilder builder(context);
     Type pointer = LLVM::LLVMPointerType::get(context);
-    SmallVector<Type> forwardParams(7, pointer), gradientParams(12, pointer);
-    func::FuncOp forwardRoutine, gradientRoutine;
-    if (!forwards.empty()) {
-      forwardRoutine = mlir::kiln::declareLibraryFunction(
-          module, KILN_CUDA_ATTENTION_FUNCTION,
-          builder.getFunctionType(forwardParams, {}));
-      if (!forwardRoutine)
-        return signalPassFailure();
-      mlir::kiln::markReadOnlyParameters(forwardRoutine, {0, 1, 2, 3, 4});
-    }
-    if (!gradients.empty()) {
-      gradientRoutine = mlir::kiln::declareLibraryFunction(
-          module, KILN_CUDA_ATTENTION_GRAD_FUNCTION,
-          builder.getFunctionType(gradientParams, {}));
-      if (!gradientRoutine)
-        return signalPassFailure();
-      mlir::kiln::markReadOnlyParameters(gradientRoutine,
-                                         {0, 1, 2, 3, 4, 5, 6, 7});
-    }
+    /// The runtime function `name` of `params` pointers, the first
+    /// `inputs` read-only (the descriptor and the operands), declared where
+    /// some call needs it; null where none does.
+    auto declare = [&](bool needed, StringRef name, unsigned params,
+                       unsigned inputs) -> FailureOr<func::FuncOp> {
+      if (!needed)
+        return func::FuncOp();
+      func::FuncOp routine = mlir::kiln::declareLibraryFunction(
+          module, name,
+          builder.getFunctionType(SmallVector<Type>(params, pointer), {}));
+      if (!routine)
+        return failure();
+      mlir::kiln::markReadOnlyParameters(
+          routine, llvm::to_vector(llvm::seq<unsigned>(0, inputs)));
+      return routine;
+    };
+    FailureOr<func::FuncOp> forwardRoutine =
+        declare(!forwards.empty(), KILN_CUDA_ATTENTION_FUNCTION, 7, 5);
+    FailureOr<func::FuncOp> gradientRoutine =
+        declare(!gradients.empty(), KILN_CUDA_ATTENTION_GRAD_FUNCTION, 12, 8);
+    if (failed(forwardRoutine) || failed(gradientRoutine))
+      return signalPassFailure();
     SymbolTable symbols(module);
     SetVector<Operation *> callees;
     llvm::DenseMap<Operation *, memref::GlobalOp> descriptors;
     for (bool gradient : {false, true}) {
       for (auto [call, callee] : gradient ? gradients : forwards) {
         if (failed(replace(call, callee, gradient,
-                           gradient ? gradientRoutine : forwardRoutine, symbols,
-                           descriptors[callee])))
+                           gradient ? *gradientRoutine : *forwardRoutine,
+                           symbols, descriptors[callee])))
           return signalPassFailure();
         callees.insert(callee);
       }
