@@ -30,10 +30,12 @@
 //    in slots, and in the next phase each thread computes its share of
 //    the warp's product from its warp's slots, as the fragments lay them
 //    out; a product synchronizes its warp only, as a shuffle. Products
-//    wait until an op uses one's result (another product's operand among
-//    them) or the phase must end, and those waiting then run in one phase:
-//    the independent products of a kernel's unrolled tile (one per
-//    fragment of a row of tiles) cost one phase, not one each;
+//    wait until an op uses one's result (as anything but a later
+//    product's accumulators) or the phase must end, and those waiting
+//    then run in one phase, as the trips of one loop: the products of a
+//    kernel's unrolled tile (one per fragment of a row of tiles, chained
+//    along k through their accumulators) cost one phase and one copy of
+//    the arithmetic, not one each;
 //  - a block reduction combines the slots on the host, in thread order,
 //    into one value for every thread;
 //  - a loop that holds a synchronization runs on the host, its body's
@@ -227,9 +229,9 @@ struct Phase {
 /// Rewrites one launch into host code.
 class LaunchOnCpu {
 public:
-  explicit LaunchOnCpu(gpu::LaunchOp launch)
-      : launch(launch), loc(launch.getLoc()), builder(launch), outside(launch) {
-  }
+  LaunchOnCpu(gpu::LaunchOp launch, SymbolTable &symbols)
+      : launch(launch), loc(launch.getLoc()), builder(launch), outside(launch),
+        symbols(symbols) {}
 
   LogicalResult run();
 
@@ -264,21 +266,28 @@ private:
   SmallVector<DenseMap<Value, Value>> uniform;
   /// The buffers a shuffle or block reduction exchanges values through.
   llvm::MapVector<Type, Value> exchange;
-  /// Those the operands of the i-th waiting mma wait in: the four words of
-  /// A, the two of B, the four accumulators. Two pools, used in turn: the
-  /// products of the next batch may store their operands in the phase in
-  /// which those of the last are read.
-  SmallVector<SmallVector<Value>> mmaOperands[2];
-  int mmaPool = 0;
   /// The mmas whose operands are stored and whose products are not yet
-  /// computed, with the extractions of their results, and those results.
+  /// computed (a batch), with the extractions of their results.
   struct WaitingMma {
     /// The operands' type: bf16, f16 or tf32.
     Type half;
     SmallVector<LLVM::ExtractValueOp> extracts;
   };
   SmallVector<WaitingMma> waiting;
-  DenseSet<Value> waitingResults;
+  /// The waiting products' results: 4 p + i for float i of product p.
+  DenseMap<Value, int64_t> waitingResults;
+  /// Where the batch's values wait, a slot per thread in each row: the
+  /// words of A and B (rows 6 p to 6 p + 5 for product p), and the floats:
+  /// the accumulators the threads stored (4 p to 4 p + 3), then the
+  /// results (4 count + 4 p to 4 count + 4 p + 3). Each batch has buffers
+  /// of its own, their rows counted by `batchProducts` once it runs.
+  Value batchWords, batchFloatBytes, batchFloats;
+  arith::ConstantIndexOp batchProducts;
+  /// For each accumulator of a waiting product, the result of an earlier
+  /// one of the batch it is (4 p + i), or -1 where the threads stored it.
+  SmallVector<int64_t> chained;
+  /// Names the accumulators' row tables.
+  SymbolTable &symbols;
   /// The ops runMma ran for an mma (the extractions of its results).
   DenseSet<Operation *> absorbed;
   SmallVector<Value> buffers;
@@ -641,41 +650,70 @@ LogicalResult LaunchOnCpu::runMma(LLVM::CallIntrinsicOp mma) {
   if (mma.getArgs().size() != 10)
     return mma.emitError("expected the four words of A, the two of B and "
                          "the four accumulators");
-  WaitingMma product{mlir::kiln::mmaOperandType(mma), {}};
+  SmallVector<LLVM::ExtractValueOp> extracts;
   for (Operation *user : mma->getUsers()) {
     auto extract = dyn_cast<LLVM::ExtractValueOp>(user);
     if (!extract || extract.getPosition().size() != 1 ||
         extract.getPosition()[0] >= 4)
       return user->emitError("an mma's results run on the CPU only as "
                              "llvm.extractvalue of one of its four floats");
-    product.extracts.push_back(extract);
+    extracts.push_back(extract);
   }
-  if (usesWaiting(mma))
+  // A product whose words are a waiting product's results waits for them;
+  // its accumulators may be results of the batch (each thread's share of
+  // C is its share of the earlier D).
+  ValueRange words = mma.getArgs().take_front(6);
+  if (llvm::any_of(words, [&](Value v) { return waitingResults.count(v); }))
     runWaitingMmas();
   OpBuilder b = phaseBuilder(openPhase());
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
-  auto &pool = mmaOperands[mmaPool];
-  if (pool.size() == waiting.size()) {
-    SmallVector<Value> &operands = pool.emplace_back();
-    for (int64_t i = 0; i < 10; ++i)
-      operands.push_back(slots(i < 6 ? i32 : f32));
+  if (waiting.empty()) {
+    // A new batch: its rows of slots, counted in runWaitingMmas.
+    batchProducts = outside.create<arith::ConstantIndexOp>(loc, 0);
+    auto rows = [&](int64_t perProduct) -> Value {
+      return outside.create<arith::MulIOp>(loc, batchProducts,
+                                           index(outside, perProduct));
+    };
+    auto rowsOfSlots =
+        MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, i32);
+    batchWords = outside.create<memref::AllocOp>(loc, rowsOfSlots,
+                                                 ValueRange{rows(6), threads});
+    Value floatBytes = outside.create<arith::MulIOp>(loc, rows(8 * 4), threads);
+    batchFloatBytes = outside.create<memref::AllocOp>(
+        loc, MemRefType::get({ShapedType::kDynamic}, outside.getI8Type()),
+        floatBytes);
+    batchFloats = outside.create<memref::ViewOp>(loc, rowsOfSlots.clone(f32),
+                                                 batchFloatBytes, zero,
+                                                 ValueRange{rows(8), threads});
+    buffers.push_back(batchWords);
+    buffers.push_back(batchFloatBytes);
   }
   Phase &put = *open;
-  for (auto [operand, buffer] :
-       llvm::zip(mma.getArgs(), pool[waiting.size()])) {
+  int64_t product = waiting.size();
+  for (auto [i, operand] : llvm::enumerate(mma.getArgs())) {
+    int64_t at = i;
+    if (at >= 6) {
+      auto result = waitingResults.find(operand);
+      chained.push_back(result == waitingResults.end() ? -1 : result->second);
+      if (chained.back() >= 0)
+        continue;
+    }
     FailureOr<Value> mine = threadValue(operand, put, b);
     if (failed(mine))
       return failure();
     Value word = *mine;
     if (isa<VectorType>(word.getType()))
       word = b.create<LLVM::BitcastOp>(loc, i32, word);
-    b.create<memref::StoreOp>(loc, word, buffer, put.thread);
+    Value row = index(b, at < 6 ? 6 * product + at : 4 * product + at - 6);
+    b.create<memref::StoreOp>(loc, word, at < 6 ? batchWords : batchFloats,
+                              ValueRange{row, put.thread});
   }
-  for (LLVM::ExtractValueOp extract : product.extracts) {
-    waitingResults.insert(extract.getResult());
+  for (LLVM::ExtractValueOp extract : extracts) {
+    waitingResults[extract.getResult()] =
+        4 * product + extract.getPosition()[0];
     absorbed.insert(extract);
   }
-  waiting.push_back(std::move(product));
+  waiting.push_back({mlir::kiln::mmaOperandType(mma), std::move(extracts)});
   return success();
 }
 
@@ -685,8 +723,7 @@ bool LaunchOnCpu::usesWaiting(Operation *op) {
   SetVector<Value> used(op->getOperands().begin(), op->getOperands().end());
   for (Region &region : op->getRegions())
     getUsedValuesDefinedAbove(region, used);
-  return llvm::any_of(used,
-                      [&](Value v) { return waitingResults.contains(v); });
+  return llvm::any_of(used, [&](Value v) { return waitingResults.count(v); });
 }
 
 void LaunchOnCpu::runWaitingMmas() {
@@ -700,8 +737,36 @@ void LaunchOnCpu::runWaitingMmas() {
   // TF32 product's words hold one value each (k < 8, lane ... + k mod 4,
   // word ... (k >= 4)), the f32 bits less their low 13, whose products are
   // exact in f32 too.
+  //
+  // The batch's products are the trips of a loop (one per run of products
+  // of the same type), in order, each reading its accumulators from the
+  // row a table names: the threads' stored ones, or an earlier product's
+  // results. A kernel's unrolled tile holds hundreds of products, chained
+  // through their accumulators (3xTF32 takes three per product of f32):
+  // a phase and a copy of the arithmetic for each grew the host code, and
+  // LLVM's time on it, with them.
   if (waiting.empty())
     return;
+  int64_t count = waiting.size();
+  batchProducts.setValueAttr(outside.getIndexAttr(count));
+  SmallVector<int32_t> rows;
+  for (auto [at, result] : llvm::enumerate(chained))
+    rows.push_back(result < 0 ? at : 4 * count + result);
+  auto tableType = MemRefType::get({4 * count}, outside.getI32Type());
+  auto table =
+      OpBuilder(symbols.getOp()->getContext())
+          .create<memref::GlobalOp>(
+              loc, "kiln_mma_accumulator_rows",
+              outside.getStringAttr("private"), tableType,
+              DenseElementsAttr::get(
+                  RankedTensorType::get({4 * count}, outside.getI32Type()),
+                  ArrayRef<int32_t>(rows)),
+              /*constant=*/true, /*alignment=*/nullptr);
+  symbols.insert(table);
+  Value accumulatorRows =
+      outside.create<memref::GetGlobalOp>(loc, tableType, table.getSymName());
+  chained.clear();
+
   open = nullptr;
   Phase &get = openPhase();
   OpBuilder b = phaseBuilder(get);
@@ -714,17 +779,34 @@ void LaunchOnCpu::runWaitingMmas() {
   Value columns[2] = {column0,
                       b.create<arith::AddIOp>(loc, column0, index(b, 1))};
   // The thread holding pair p of A's row or B's column `at` (mod 8).
-  auto holder = [&](Value at, Value p) -> Value {
+  auto holder = [&](Value at, int64_t p) -> Value {
     return b.create<arith::AddIOp>(
         loc, warpStart,
         b.create<arith::AddIOp>(
-            loc, b.create<arith::MulIOp>(loc, at, index(b, 4)), p));
+            loc, b.create<arith::MulIOp>(loc, at, index(b, 4)), index(b, p)));
   };
-  for (auto [product, operands] :
-       llvm::zip_first(waiting, mmaOperands[mmaPool])) {
-    bool tf32 = product.half.isTF32();
+  for (int64_t first = 0, last; first < count; first = last) {
+    Type half = waiting[first].half;
+    for (last = first + 1; last < count && waiting[last].half == half; ++last)
+      ;
+    bool tf32 = half.isTF32();
+    auto products =
+        b.create<scf::ForOp>(loc, index(b, first), index(b, last), index(b, 1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(products.getBody());
+    Value product = products.getInductionVar();
+    // Row `at` of the product's `perProduct`, from row `base`.
+    auto row = [&](int64_t perProduct, int64_t at, int64_t base = 0) -> Value {
+      return b.create<arith::AddIOp>(
+          loc, b.create<arith::MulIOp>(loc, product, index(b, perProduct)),
+          index(b, base + at));
+    };
+    auto word = [&](int64_t at, Value thread) -> Value {
+      return b.create<memref::LoadOp>(loc, batchWords,
+                                      ValueRange{row(6, at), thread});
+    };
     // Half `which` of a word, as f32; a TF32 word's value.
-    auto halfOf = [&, half = product.half](Value word, int64_t which) -> Value {
+    auto halfOf = [&](Value word, int64_t which) -> Value {
       if (tf32)
         return b.create<arith::BitcastOp>(
             loc, f32,
@@ -739,56 +821,50 @@ void LaunchOnCpu::runWaitingMmas() {
       Value value = b.create<arith::BitcastOp>(loc, half, bits);
       return b.create<arith::ExtFOp>(loc, f32, value);
     };
-    SmallVector<Value> acc;
-    for (int64_t i = 0; i < 4; ++i)
-      acc.push_back(b.create<memref::LoadOp>(loc, operands[6 + i], get.thread));
-    for (int64_t kb = 0; kb < 2; ++kb) {
-      // k = 8 kb + 2 p + which, for the pairs p < 4 of the half of k (a
-      // TF32 product: k = 4 kb + p).
-      auto pairs =
-          b.create<scf::ForOp>(loc, index(b, 0), index(b, 4), index(b, 1), acc);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(pairs.getBody());
-      Value p = pairs.getInductionVar();
-      Value left = holder(group, p);
-      Value rowWords[2] = {
-          b.create<memref::LoadOp>(loc, operands[2 * kb], left),
-          b.create<memref::LoadOp>(loc, operands[2 * kb + 1], left)};
-      Value columnWords[2];
-      for (int64_t j = 0; j < 2; ++j)
-        columnWords[j] = b.create<memref::LoadOp>(loc, operands[4 + kb],
-                                                  holder(columns[j], p));
-      SmallVector<Value> sums(pairs.getRegionIterArgs());
-      for (int64_t which = 0; which < (tf32 ? 1 : 2); ++which) {
-        Value rows[2] = {halfOf(rowWords[0], which),
-                         halfOf(rowWords[1], which)};
-        Value columns[2] = {halfOf(columnWords[0], which),
-                            halfOf(columnWords[1], which)};
-        for (int64_t i = 0; i < 4; ++i)
-          sums[i] = b.create<arith::AddFOp>(
-              loc, sums[i],
-              b.create<arith::MulFOp>(loc, rows[i / 2], columns[i % 2]));
-      }
-      b.create<scf::YieldOp>(loc, sums);
-      b.setInsertionPointAfter(pairs);
-      acc.assign(pairs.getResults().begin(), pairs.getResults().end());
-    }
-    // The results stay in this phase's values, and in slots for later
-    // phases.
-    SmallVector<Value> results;
+    SmallVector<Value> sums;
     for (int64_t i = 0; i < 4; ++i) {
-      results.push_back(slots(f32));
-      b.create<memref::StoreOp>(loc, acc[i], results.back(), get.thread);
+      Value from = b.create<arith::IndexCastOp>(
+          loc, b.getIndexType(),
+          b.create<memref::LoadOp>(loc, accumulatorRows, row(4, i)));
+      sums.push_back(b.create<memref::LoadOp>(loc, batchFloats,
+                                              ValueRange{from, get.thread}));
     }
-    for (LLVM::ExtractValueOp extract : product.extracts) {
-      int64_t i = extract.getPosition()[0];
-      get.map.map(extract.getResult(), acc[i]);
-      kept[extract.getResult()] = results[i];
+    // k = 8 kb + 2 p + which, for the pairs p < 4 of the half kb of k (a
+    // TF32 product: k = 4 kb + p).
+    for (int64_t kb = 0; kb < 2; ++kb) {
+      for (int64_t p = 0; p < 4; ++p) {
+        Value left = holder(group, p);
+        Value rowWords[2] = {word(2 * kb, left), word(2 * kb + 1, left)};
+        Value columnWords[2] = {word(4 + kb, holder(columns[0], p)),
+                                word(4 + kb, holder(columns[1], p))};
+        for (int64_t which = 0; which < (tf32 ? 1 : 2); ++which) {
+          Value a[2] = {halfOf(rowWords[0], which), halfOf(rowWords[1], which)};
+          Value c[2] = {halfOf(columnWords[0], which),
+                        halfOf(columnWords[1], which)};
+          for (int64_t i = 0; i < 4; ++i)
+            sums[i] = b.create<arith::AddFOp>(
+                loc, sums[i], b.create<arith::MulFOp>(loc, a[i / 2], c[i % 2]));
+        }
+      }
     }
+    for (int64_t i = 0; i < 4; ++i)
+      b.create<memref::StoreOp>(loc, sums[i], batchFloats,
+                                ValueRange{row(4, i, 4 * count), get.thread});
   }
+  // Each result is read from its row where it is used, in this phase or a
+  // later one: the rows as buffers of their own.
+  for (auto [product, waits] : llvm::enumerate(waiting))
+    for (LLVM::ExtractValueOp extract : waits.extracts) {
+      int64_t at = 4 * (count + static_cast<int64_t>(product)) +
+                   extract.getPosition()[0];
+      Value shift =
+          outside.create<arith::MulIOp>(loc, threads, index(outside, 4 * at));
+      kept[extract.getResult()] = outside.create<memref::ViewOp>(
+          loc, MemRefType::get({ShapedType::kDynamic}, f32), batchFloatBytes,
+          shift, ValueRange{threads});
+    }
   waiting.clear();
   waitingResults.clear();
-  mmaPool = 1 - mmaPool;
 }
 
 LogicalResult LaunchOnCpu::runLoop(scf::ForOp loop) {
@@ -998,10 +1074,11 @@ struct KilnCudaLaunchesOnCpuPass
     : mlir::kiln::impl::KilnCudaLaunchesOnCpuBase<KilnCudaLaunchesOnCpuPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    SymbolTable symbols(module);
     SmallVector<gpu::LaunchOp> launches;
     module.walk([&](gpu::LaunchOp launch) { launches.push_back(launch); });
     for (gpu::LaunchOp launch : launches)
-      if (failed(LaunchOnCpu(launch).run()))
+      if (failed(LaunchOnCpu(launch, symbols).run()))
         return signalPassFailure();
     // Workgroup buffers are host memory now.
     AttrTypeReplacer replacer;

@@ -245,44 +245,51 @@ func.func @async(%x: memref<64xf32>) {
 
 // A tensor-core product (TensorCoreMma.h) synchronizes its warp: the warps
 // run one after the other, each thread stores its ten operands (A's four
-// words, B's two, the four accumulators) in slots, and in the next phase
-// computes its four results from its warp's slots: A's words of row g =
-// lane / 4 (words 0 and 1, then 2 and 3) from lane 4 g + p, B's of columns
-// 2t and 2t + 1 (t = lane mod 4; word 0, then 1) from lanes 4 (2t) + p and
-// 4 (2t + 1) + p, for the four pairs p of each half of k; the halves
-// unpacked as bf16, the high one shifted down 16 bits. The results reach
-// the extractions' users in that phase.
+// words, B's two, the four accumulators) in its slots of the batch's rows
+// (words 0-5, floats 0-3), and in the next phase, in a loop over the
+// batch's products, computes its four results from its warp's slots: the
+// accumulators from the rows a table names (those stored, here), A's
+// words of row g = lane / 4 (words 0 and 1, then 2 and 3) from lane 4 g
+// + p, B's of columns 2t and 2t + 1 (t = lane mod 4; word 4, then 5) from
+// lanes 4 (2t) + p and 4 (2t + 1) + p, for the four pairs p of each half
+// of k; the halves unpacked as bf16, the high one shifted down 16 bits.
+// The results go to the float rows after the accumulators' (4 count + 4
+// p + i), which the extractions' users read as buffers of their own.
 // CHECK-LABEL: func.func @mma
-// CHECK:         %[[A0:.+]] = memref.alloc(%[[THREADS:.+]]) : memref<?xi32>
-// CHECK-NEXT:    %[[A1:.+]] = memref.alloc(%[[THREADS]]) : memref<?xi32>
-// CHECK-NEXT:    %[[A2:.+]] = memref.alloc(%[[THREADS]]) : memref<?xi32>
-// CHECK-NEXT:    %[[A3:.+]] = memref.alloc(%[[THREADS]]) : memref<?xi32>
-// CHECK-NEXT:    %[[B0:.+]] = memref.alloc(%[[THREADS]]) : memref<?xi32>
-// CHECK-NEXT:    %[[B1:.+]] = memref.alloc(%[[THREADS]]) : memref<?xi32>
-// CHECK-COUNT-4: memref.alloc(%[[THREADS]]) : memref<?xf32>
+// CHECK:         %[[WORDS:.+]] = memref.alloc(%{{.+}}, %[[THREADS:.+]]) : memref<?x?xi32>
+// CHECK:         %[[BYTES:.+]] = memref.alloc(%{{.+}}) : memref<?xi8>
+// CHECK:         %[[FLOATS:.+]] = memref.view %[[BYTES]][%{{.+}}][%{{.+}}, %[[THREADS]]] : memref<?xi8> to memref<?x?xf32>
+// CHECK:         %[[TABLE:.+]] = memref.get_global @kiln_mma_accumulator_rows : memref<4xi32>
+// CHECK:         %[[SHIFT:.+]] = arith.muli %[[THREADS]], %c16 : index
+// CHECK-NEXT:    %[[D0:.+]] = memref.view %[[BYTES]][%[[SHIFT]]][%[[THREADS]]] : memref<?xi8> to memref<?xf32>
 // CHECK:         scf.for %[[T:[^ ]+]] = %{{[0-9]+}} to
-// CHECK:           memref.store %{{.+}}, %[[A0]][%[[T]]] : memref<?xi32>
+// CHECK:           memref.store %{{.+}}, %[[WORDS]][%c0{{[_0-9]*}}, %[[T]]] : memref<?x?xi32>
+// CHECK:           memref.store %{{.+}}, %[[WORDS]][%c5{{[_0-9]*}}, %[[T]]] : memref<?x?xi32>
+// CHECK:           memref.store %{{.+}}, %[[FLOATS]][%c3{{[_0-9]*}}, %[[T]]] : memref<?x?xf32>
+// CHECK-NEXT:    }
 // CHECK:         scf.for %[[T2:[^ ]+]] = %{{[0-9]+}} to
 // CHECK:           %[[LANE:.+]] = arith.remui %[[T2]], %c32{{[_0-9]*}} : index
 // CHECK-NEXT:      %[[FIRST:.+]] = arith.subi %[[T2]], %[[LANE]] : index
 // CHECK:           %[[G:.+]] = arith.divui %[[LANE]], %{{.+}} : index
-// CHECK:           scf.for %[[P:.+]] = {{.+}} iter_args(
-// CHECK:             %[[ROW:.+]] = arith.muli %[[G]], %{{.+}} : index
-// CHECK-NEXT:        %[[AT:.+]] = arith.addi %[[ROW]], %[[P]] : index
-// CHECK-NEXT:        %[[HOLDER:.+]] = arith.addi %[[FIRST]], %[[AT]] : index
-// CHECK-NEXT:        memref.load %[[A0]][%[[HOLDER]]]
-// CHECK-NEXT:        memref.load %[[A1]][%[[HOLDER]]]
-// CHECK:             memref.load %[[B0]]
-// CHECK:             memref.load %[[B0]]
+// CHECK:           scf.for %[[P:[^ ]+]] = %{{.+}} to %{{.+}} step
+// CHECK:             %[[AT:.+]] = arith.addi
+// CHECK-NEXT:        %[[ROW:.+]] = memref.load %[[TABLE]][%[[AT]]] : memref<4xi32>
+// CHECK-NEXT:        %[[FROM:.+]] = arith.index_cast %[[ROW]] : i32 to index
+// CHECK-NEXT:        memref.load %[[FLOATS]][%[[FROM]], %[[T2]]] : memref<?x?xf32>
+// CHECK:             %[[GROW:.+]] = arith.muli %[[G]], %{{.+}} : index
+// CHECK-NEXT:        %[[GAT:.+]] = arith.addi %[[GROW]], %{{.+}} : index
+// CHECK-NEXT:        %[[HOLDER:.+]] = arith.addi %[[FIRST]], %[[GAT]] : index
+// CHECK:             memref.load %[[WORDS]][%{{.+}}, %[[HOLDER]]]
+// CHECK:             memref.load %[[WORDS]][%{{.+}}, %[[HOLDER]]]
 // CHECK:             arith.trunci %{{.+}} : i32 to i16
 // CHECK-NEXT:        arith.bitcast %{{.+}} : i16 to bf16
 // CHECK:             arith.shrui
-// CHECK:           scf.for
-// CHECK:             memref.load %[[A2]]
-// CHECK-NEXT:        memref.load %[[A3]]
-// CHECK:             memref.load %[[B1]]
-// CHECK:           memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<64x4xf32>
+// CHECK-COUNT-4:     memref.store %{{.+}}, %[[FLOATS]][%{{.+}}, %[[T2]]] : memref<?x?xf32>
+// CHECK:           }
+// CHECK:           %[[R0:.+]] = memref.load %[[D0]][%[[T2]]] : memref<?xf32>
+// CHECK-NEXT:      memref.store %[[R0]], %{{.+}}[%{{.+}}, %{{.+}}] : memref<64x4xf32>
 // CHECK-NOT:     llvm.
+// CHECK:         memref.global "private" constant @kiln_mma_accumulator_rows : memref<4xi32> = dense<[0, 1, 2, 3]>
 func.func @mma(%a: memref<64x4xi32>, %b: memref<64x2xi32>, %d: memref<64x4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -318,13 +325,16 @@ func.func @mma(%a: memref<64x4xi32>, %b: memref<64x2xi32>, %d: memref<64x4xf32>)
 // shifted; four values of k for each of A's two word pairs.
 // CHECK-LABEL: func.func @mma_tf32
 // CHECK:         scf.for %[[T2:[^ ]+]] = %{{[0-9]+}} to
-// CHECK:           scf.for %{{.+}} = {{.+}} iter_args(
-// CHECK:             %[[A0W:.+]] = memref.load
+// CHECK:           scf.for
+// CHECK-COUNT-4:     memref.load %{{.+}} : memref<4xi32>
+// CHECK:             %[[A0W:.+]] = memref.load %{{.+}} : memref<?x?xi32>
+// CHECK-COUNT-3:     memref.load %{{.+}} : memref<?x?xi32>
 // CHECK:             %[[MASKED:.+]] = arith.andi %[[A0W]], %c-8192_i32 : i32
 // CHECK-NEXT:        arith.bitcast %[[MASKED]] : i32 to f32
 // CHECK-NOT:         arith.shrui
-// CHECK:           scf.for
-// CHECK-NOT:       arith.shrui
+// CHECK-COUNT-32:    arith.mulf
+// CHECK-NOT:         arith.mulf
+// CHECK:             memref.store %{{.+}} : memref<?x?xf32>
 // CHECK:           memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<64x4xf32>
 // CHECK-NOT:     llvm.
 func.func @mma_tf32(%a: memref<64x4xi32>, %b: memref<64x2xi32>, %d: memref<64x4xf32>) {
@@ -357,25 +367,35 @@ func.func @mma_tf32(%a: memref<64x4xi32>, %b: memref<64x2xi32>, %d: memref<64x4x
 
 // -----
 
-// Products wait until a result is used: the two independent ones store
-// their operands in one phase and run in the next; the third, whose
-// accumulators are the first's results, stores its operands there and
-// runs in a third phase. The batches take turns between two pools of
-// operand slots, so that the third's operands do not overwrite the
-// first's in the phase that reads those.
+// Products wait until a result is used as anything but a later product's
+// accumulators: the third, whose accumulators are the first's results,
+// joins the batch of the two independent ones, and reads them from the
+// first's result row (4 count + 0 = 12) where the others read their own
+// stored ones; it stores no accumulators of its own. All three store
+// their operands in one phase and run in the next, as one loop of three
+// trips; the sum that uses the second's and third's results then reads
+// them from their rows (16 and 20: bytes 64 and 80 per thread in).
 // CHECK-LABEL: func.func @mma_batches
+// CHECK:         %[[BYTES:.+]] = memref.alloc(%{{.+}}) : memref<?xi8>
+// CHECK:         memref.get_global @kiln_mma_accumulator_rows : memref<12xi32>
+// CHECK:         %[[S0AT:.+]] = arith.muli %{{.+}}, %c64{{[_0-9]*}} : index
+// CHECK-NEXT:    %[[S0:.+]] = memref.view %[[BYTES]][%[[S0AT]]][%{{.+}}] : memref<?xi8> to memref<?xf32>
+// CHECK:         %[[U0AT:.+]] = arith.muli %{{.+}}, %c80 : index
+// CHECK-NEXT:    %[[U0:.+]] = memref.view %[[BYTES]][%[[U0AT]]][%{{.+}}] : memref<?xi8> to memref<?xf32>
 // CHECK:         scf.for %[[T:[^ ]+]] = %{{[0-9]+}} to
 // CHECK:           memref.load %arg0
-// CHECK-COUNT-21:  memref.store %{{.+}}[%[[T]]] : memref<?x
+// CHECK-COUNT-26:  memref.store %{{.+}}[%{{.+}}, %[[T]]] : memref<?x?x
 // CHECK-NEXT:    }
-// CHECK-NEXT:    scf.for
-// CHECK-COUNT-4:   iter_args(
-// CHECK-COUNT-14:  memref.store %{{.+}}[%{{.+}}] : memref<?x
-// CHECK-NEXT:    }
-// CHECK-NEXT:    scf.for
-// CHECK-COUNT-2:   iter_args(
-// CHECK-NOT:       iter_args(
-// CHECK:           memref.store %{{.+}}, %arg1
+// CHECK-NEXT:    scf.for %[[T2:[^ ]+]] = %{{[0-9]+}} to
+// CHECK:           %[[THREE:.+]] = arith.constant 3 : index
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %[[THREE]] step
+// CHECK-COUNT-4:     memref.store
+// CHECK-NEXT:      }
+// CHECK-DAG:       memref.load %[[S0]][%[[T2]]]
+// CHECK-DAG:       memref.load %[[U0]][%[[T2]]]
+// CHECK:           arith.addf
+// CHECK-NEXT:      memref.store %{{.+}}, %arg1
+// CHECK:         memref.global "private" constant @kiln_mma_accumulator_rows : memref<12xi32> = dense<[0, 1, 2, 3, 4, 5, 6, 7, 12, 12, 12, 12]>
 func.func @mma_batches(%a: memref<64x4xi32>, %d: memref<64x4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
