@@ -50,7 +50,12 @@ kernels without atomics.
 
 Needs a CUDA GPU with its driver, PyTorch built with CUDA in this
 interpreter, and kiln's tools in KILN_BUILD_DIR (default build/ beside
-bench/) or --build-dir. The report goes to --output (default
+bench/) or --build-dir. For a GPU machine without kiln-compile (or
+LLVM), `--emit-modules DIR --arch sm_90` compiles the modules of the same
+--sizes, --backward-max, --unfused-max and --dtype into DIR on any
+machine with kiln built (no GPU or PyTorch), and `--modules-from DIR`
+then runs those with kiln-run alone (--build-dir naming a folder with
+bin/kiln-run and lib/kiln/'s plug-ins). The report goes to --output (default
 BUILD/bench-attention-cuda.md) and to stdout.
 """
 
@@ -92,7 +97,20 @@ def parse_args(argv=None):
     p.add_argument("--output", default=None,
                    help="markdown report (default BUILD/bench-attention-cuda.md, "
                    "-bf16.md for --dtype bf16)")
+    p.add_argument("--emit-modules", default=None, metavar="DIR",
+                   help="compile the modules of these --sizes and --dtype for "
+                   "--arch into DIR and stop (no GPU or PyTorch needed)")
+    p.add_argument("--arch", default=None,
+                   help="with --emit-modules: the GPU's sm_XX (kiln-compile "
+                   "--cuda-arch)")
+    p.add_argument("--modules-from", default=None, metavar="DIR",
+                   help="run the modules --emit-modules wrote into DIR instead "
+                   "of compiling them (the GPU machine needs kiln-run only)")
     args = p.parse_args(argv)
+    if args.emit_modules and not args.arch:
+        p.error("--emit-modules needs --arch, e.g. --arch sm_90")
+    if args.emit_modules and args.modules_from:
+        p.error("--emit-modules and --modules-from exclude each other")
     try:
         args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:
@@ -125,6 +143,81 @@ def cuda_arch(torch):
     major, minor = torch.cuda.get_device_capability()
     have = major * 10 + minor
     return "sm_%d" % max([a for a in ARCHES if a <= have] or [ARCHES[0]])
+
+
+SYSTEMS = ("fused", "deterministic", "cudnn", "3xtf32", "unfused")
+SYSTEM_FLAGS = {"fused": [], "deterministic": ["--cuda-deterministic"],
+                "cudnn": ["--cuda-cudnn-attention"],
+                "3xtf32": ["--cuda-attention-3xtf32"], "unfused": ["--no-fusion"]}
+
+
+def systems(args, n, mode):
+    """The kiln systems measured at `n` in `mode` for --dtype."""
+    for system in SYSTEMS:
+        if system == "unfused" and (n > args.unfused_max or args.dtype != "f32"):
+            continue
+        if system == "cudnn" and args.dtype != "bf16":
+            continue
+        if system == "3xtf32" and args.dtype != "f32":
+            continue
+        if system == "deterministic" and mode != "fwdbwd":
+            continue
+        yield system
+
+
+def cells(args):
+    """(n, mode, causal) of every measurement, in the report's order."""
+    for n in args.sizes:
+        for mode in ("fwd", "fwdbwd"):
+            if mode == "fwdbwd" and n > args.backward_max:
+                continue
+            for causal in (False, True):
+                yield n, mode, causal
+
+
+def module_name(args, system, n, fn):
+    return f"{args.dtype}.{system}.{n}.{fn}"
+
+
+def compile_module(tools, args, arch, system, n, causal, mode, directory):
+    """Compiles one module into `directory`: its path, or raises with
+    kiln-compile's output."""
+    fn = A.function_name(causal, mode)
+    text = (A.unfused_function(n, causal, mode) if system == "unfused"
+            else A.fused_function(n, causal, mode, args.dtype))
+    source = os.path.join(directory, module_name(args, system, n, fn) + ".mlir")
+    module = source[:-5] + ".kmod"
+    with open(source, "w") as f:
+        f.write(text)
+    # Modules for another machine: host code any x86-64 of the last decade
+    # runs, not this machine's (AVX-512, say).
+    host = ["--target-cpu=x86-64-v3"] if args.emit_modules else []
+    c = subprocess.run([os.path.join(tools, "kiln-compile"), source,
+                        "--target=cuda", f"--cuda-arch={arch}", "-o", module]
+                       + host + SYSTEM_FLAGS[system], capture_output=True, text=True)
+    if c.returncode != 0:
+        raise RuntimeError(f"kiln-compile failed: {c.stderr.strip()[-300:]}")
+    return module
+
+
+def emit_modules(args):
+    """--emit-modules: every module of the run, compiled for --arch."""
+    os.makedirs(args.emit_modules, exist_ok=True)
+    with open(os.path.join(args.emit_modules, "ARCH"), "w") as f:
+        f.write(args.arch + "\n")
+    tools = os.path.join(args.build_dir, "bin")
+    failed = 0
+    for n, mode, causal in cells(args):
+        for system in systems(args, n, mode):
+            try:
+                module = compile_module(tools, args, args.arch, system, n,
+                                        causal, mode, args.emit_modules)
+                print(module, flush=True)
+            except RuntimeError as e:
+                print(f"{system} N={n} {mode} causal={causal}: {e}",
+                      file=sys.stderr)
+                failed += 1
+    return 1 if failed else 0
 
 
 def run_kiln(tools, module, function, inputs, out_dir, repeat):
@@ -207,88 +300,75 @@ def fmt_mib(n):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.emit_modules:
+        return emit_modules(args)
     torch = cuda_torch("attention_cuda.py")
     if torch is None:
         return 77
     tools = os.path.join(args.build_dir, "bin")
     arch = cuda_arch(torch)
+    if args.modules_from:
+        try:
+            with open(os.path.join(args.modules_from, "ARCH")) as f:
+                arch = f.read().strip()
+        except OSError as e:
+            print(f"attention_cuda.py: --modules-from {args.modules_from}: {e} "
+                  "(write it with --emit-modules)", file=sys.stderr)
+            return 2
     rng = np.random.default_rng(A.SEED)
     rows, problems = [], []
     work = tempfile.mkdtemp(prefix="kiln-attention-cuda-")
     started = datetime.datetime.now(datetime.timezone.utc)
-    for n in args.sizes:
-        shape = (A.BATCH, A.HEADS, n, A.HEAD_DIM)
-        arrays = [rng.standard_normal(shape).astype(np.float32) for _ in range(4)]
-        if args.dtype == "bf16":
-            arrays = [torch.from_numpy(a).bfloat16().float().numpy() for a in arrays]
-        paths = []
-        for name, a in zip("qkvd", arrays):
-            paths.append(os.path.join(work, f"{name}{n}.npy"))
-            np.save(paths[-1], a)
-        for mode in ("fwd", "fwdbwd"):
-            if mode == "fwdbwd" and n > args.backward_max:
+    paths, arrays = {}, {}
+    for n, mode, causal in cells(args):
+        if n not in paths:
+            shape = (A.BATCH, A.HEADS, n, A.HEAD_DIM)
+            draws = [rng.standard_normal(shape).astype(np.float32) for _ in range(4)]
+            if args.dtype == "bf16":
+                draws = [torch.from_numpy(a).bfloat16().float().numpy() for a in draws]
+            arrays[n] = draws
+            paths[n] = []
+            for name, a in zip("qkvd", draws):
+                paths[n].append(os.path.join(work, f"{name}{n}.npy"))
+                np.save(paths[n][-1], a)
+        fn = A.function_name(causal, mode)
+        ref = reference(torch, arrays[n], causal, mode)
+        row = {"n": n, "causal": causal, "mode": mode}
+        row["torch"], row["torch_copies"], row["torch_mem"] = torch_times(
+            torch, arrays[n], causal, mode, args.repeat,
+            torch.bfloat16 if args.dtype == "bf16" else torch.float32)
+        ins = paths[n][:4] if mode == "fwdbwd" else paths[n][:3]
+        for system in systems(args, n, mode):
+            try:
+                if args.modules_from:
+                    module = os.path.join(args.modules_from,
+                                          module_name(args, system, n, fn) + ".kmod")
+                    if not os.path.exists(module):
+                        raise RuntimeError(f"{module} is missing (--emit-modules "
+                                           "with the same --sizes and --dtype)")
+                else:
+                    module = compile_module(tools, args, arch, system, n, causal,
+                                            mode, work)
+                extra = A.unfused_scalars(causal, mode) if system == "unfused" else []
+                out_dir = os.path.join(work, f"out.{system}.{n}.{fn}")
+                seconds, largest, outputs = run_kiln(
+                    tools, module, fn, ins + extra, out_dir, args.repeat)
+            except RuntimeError as e:
+                problems.append(f"{system} {fn} N={n}: {e}")
                 continue
-            for causal in (False, True):
-                fn = A.function_name(causal, mode)
-                ref = reference(torch, arrays, causal, mode)
-                row = {"n": n, "causal": causal, "mode": mode}
-                row["torch"], row["torch_copies"], row["torch_mem"] = torch_times(
-                    torch, arrays, causal, mode, args.repeat,
-                    torch.bfloat16 if args.dtype == "bf16" else torch.float32)
-                ins = paths[:4] if mode == "fwdbwd" else paths[:3]
-                for system in ("fused", "deterministic", "cudnn", "3xtf32",
-                               "unfused"):
-                    if system == "unfused" and (n > args.unfused_max
-                                                or args.dtype != "f32"):
-                        continue
-                    if system == "cudnn" and args.dtype != "bf16":
-                        continue
-                    if system == "3xtf32" and args.dtype != "f32":
-                        continue
-                    if system == "deterministic" and mode != "fwdbwd":
-                        continue
-                    text = (A.unfused_function(n, causal, mode) if system == "unfused"
-                            else A.fused_function(n, causal, mode, args.dtype))
-                    source = os.path.join(work, f"{system}.{n}.{fn}.mlir")
-                    module = source[:-5] + ".kmod"
-                    with open(source, "w") as f:
-                        f.write(text)
-                    compile_cmd = [os.path.join(tools, "kiln-compile"), source,
-                                   "--target=cuda", f"--cuda-arch={arch}", "-o", module]
-                    if system == "unfused":
-                        compile_cmd.append("--no-fusion")
-                    if system == "deterministic":
-                        compile_cmd.append("--cuda-deterministic")
-                    if system == "cudnn":
-                        compile_cmd.append("--cuda-cudnn-attention")
-                    if system == "3xtf32":
-                        compile_cmd.append("--cuda-attention-3xtf32")
-                    c = subprocess.run(compile_cmd, capture_output=True, text=True)
-                    if c.returncode != 0:
-                        problems.append(f"{system} {fn} N={n}: kiln-compile failed: "
-                                        f"{c.stderr.strip()[-300:]}")
-                        continue
-                    extra = A.unfused_scalars(causal, mode) if system == "unfused" else []
-                    out_dir = os.path.join(work, f"out.{system}.{n}.{fn}")
-                    try:
-                        seconds, largest, outputs = run_kiln(
-                            tools, module, fn, ins + extra, out_dir, args.repeat)
-                    except RuntimeError as e:
-                        problems.append(f"{system} {fn} N={n}: {e}")
-                        continue
-                    got = outputs[:1] if mode == "fwd" else outputs[:3]
-                    err = A.rel_error(got, ref)
-                    if not err <= TOL[args.dtype]:
-                        problems.append(f"{system} {fn} N={n}: error {err:.2e} > "
-                                        f"{TOL[args.dtype]}")
-                    row[system], row[system + "_mem"], row[system + "_err"] = seconds, largest, err
-                rows.append(row)
-                print(f"N={n} {fn}: fused {fmt_ms(row.get('fused'))} ms, deterministic "
-                      f"{fmt_ms(row.get('deterministic'))} ms, cuDNN "
-                      f"{fmt_ms(row.get('cudnn'))} ms, 3xTF32 "
-                      f"{fmt_ms(row.get('3xtf32'))} ms, unfused "
-                      f"{fmt_ms(row.get('unfused'))} ms, torch {fmt_ms(row['torch'])} ms "
-                      f"({fmt_ms(row['torch_copies'])} ms with copies)", flush=True)
+            got = outputs[:1] if mode == "fwd" else outputs[:3]
+            err = A.rel_error(got, ref)
+            if not err <= TOL[args.dtype]:
+                problems.append(f"{system} {fn} N={n}: error {err:.2e} > "
+                                f"{TOL[args.dtype]}")
+            row[system], row[system + "_mem"], row[system + "_err"] = seconds, largest, err
+        rows.append(row)
+        print(f"N={n} {fn}: fused {fmt_ms(row.get('fused'))} ms, deterministic "
+              f"{fmt_ms(row.get('deterministic'))} ms, cuDNN "
+              f"{fmt_ms(row.get('cudnn'))} ms, 3xTF32 "
+              f"{fmt_ms(row.get('3xtf32'))} ms, unfused "
+              f"{fmt_ms(row.get('unfused'))} ms, torch {fmt_ms(row['torch'])} ms "
+              f"({fmt_ms(row['torch_copies'])} ms with copies)", flush=True)
 
     props = torch.cuda.get_device_properties(0)
     lines = [

@@ -46,10 +46,17 @@ its fused attention, checked against numpy only, not against the
 tensor-core kernels' own algorithm), cuda-3xtf32 (on a GPU) and
 cuda-on-cpu-3xtf32 (--cuda-attention-3xtf32: the f32 forward and
 gradient on tensor cores in 3xTF32 products, held to f32's tolerance).
---head-dims fixes the head dims drawn (seed by seed from the list): the
-3xTF32 gradient's unrolled products take minutes to compile for the host
-at 64. A failing seed's program and inputs stay in --keep. Exit status 1
-if any seed fails.
+--head-dims fixes the head dims drawn (seed by seed from the list). A
+failing seed's program and inputs stay in --keep. Exit status 1 if any
+seed fails.
+
+For a GPU machine without kiln-compile (or LLVM), `--emit-modules DIR
+--arch sm_90` compiles the seeds' programs for the given --targets,
+--dtype and --head-dims into DIR on any machine with kiln built, and
+`--modules-from DIR` with the same arguments then runs those modules
+with kiln-run alone (--build-dir naming a folder with bin/kiln-run and
+lib/kiln/'s plug-ins); the draws, inputs and numpy's references are made
+again from the seeds there, and each program must be the one DIR holds.
 """
 
 import argparse
@@ -96,7 +103,18 @@ def parse_args(argv=None):
                         "(the programs' other draws unchanged)")
     p.add_argument("--keep", default=None,
                    help="directory for the programs and inputs of failing seeds")
+    p.add_argument("--emit-modules", default=None, metavar="DIR",
+                   help="compile the seeds' programs for the targets into DIR "
+                        "and stop")
+    p.add_argument("--arch", default=None,
+                   help="the GPU's sm_XX for the GPU targets (kiln-compile "
+                        "--cuda-arch; its default where not given)")
+    p.add_argument("--modules-from", default=None, metavar="DIR",
+                   help="run the modules --emit-modules wrote into DIR instead "
+                        "of compiling them")
     args = p.parse_args(argv)
+    if args.emit_modules and args.modules_from:
+        p.error("--emit-modules and --modules-from exclude each other")
     first, _, last = args.seeds.partition(":")
     args.seeds = range(int(first), int(last))
     args.targets = args.targets.split(",")
@@ -245,13 +263,36 @@ def roundings(x, dtype):
     return 2.0 * 2.0 ** (exponent - (SIGNIFICAND[dtype] - 1))
 
 
-def run(tools, target, source, inputs, work):
-    module = os.path.join(work, f"{target}.kmod")
-    out = os.path.join(work, f"out-{target}")
+def compile_module(tools, target, source, module, arch):
+    """Compiles `source` for `target` into `module`: None, or why not."""
+    flags = TARGET_FLAGS[target]
+    if arch and target in GPU_TARGETS:
+        # For another machine: host code any x86-64 of the last decade runs.
+        flags = flags + [f"--cuda-arch={arch}", "--target-cpu=x86-64-v3"]
     c = subprocess.run([os.path.join(tools, "kiln-compile"), source, "-o", module]
-                       + TARGET_FLAGS[target], capture_output=True, text=True)
+                       + flags, capture_output=True, text=True)
     if c.returncode != 0:
-        return None, "kiln-compile failed: " + c.stderr.strip()[-400:]
+        return "kiln-compile failed: " + c.stderr.strip()[-400:]
+    return None
+
+
+def module_path(directory, dtype, seed, target):
+    """Where --emit-modules puts a seed's module for `target`."""
+    return os.path.join(directory, f"{dtype}.{seed}.{target}.kmod")
+
+
+def run(tools, target, source, inputs, work, args, seed):
+    out = os.path.join(work, f"out-{target}")
+    if args.modules_from:
+        module = module_path(args.modules_from, args.dtype, seed, target)
+        if not os.path.exists(module):
+            return None, (f"{module} is missing (--emit-modules with the same "
+                          "--seeds, --targets and --dtype)")
+    else:
+        module = os.path.join(work, f"{target}.kmod")
+        problem = compile_module(tools, target, source, module, args.arch)
+        if problem:
+            return None, problem
     command = [os.path.join(tools, "kiln-run"), module, "--output-dir", out]
     if target in GPU_TARGETS:
         command += ["--device", "cuda"]
@@ -266,22 +307,27 @@ def run(tools, target, source, inputs, work):
 GPU_TARGETS = ("cuda", "cuda-cudnn", "cuda-3xtf32")
 
 
-def cuda_problem(tools):
+PROBE = ("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+         "  %y = kiln.add %x, %x : tensor<4xf32>\n"
+         "  return %y : tensor<4xf32>\n}\n")
+
+
+def cuda_problem(tools, modules_from=None):
     """Why a CUDA module cannot run here (no driver, no device), or None:
-    kiln-run's own check on a one-op module."""
+    kiln-run's own check on a one-op module (compiled here, or
+    --emit-modules's in `modules_from`)."""
     work = tempfile.mkdtemp(prefix="kiln-attention-probe-")
     try:
-        source = os.path.join(work, "probe.mlir")
-        with open(source, "w") as f:
-            f.write("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-                    "  %y = kiln.add %x, %x : tensor<4xf32>\n"
-                    "  return %y : tensor<4xf32>\n}\n")
-        module = os.path.join(work, "probe.kmod")
-        c = subprocess.run([os.path.join(tools, "kiln-compile"), source,
-                            "--target=cuda", "-o", module],
-                           capture_output=True, text=True)
-        if c.returncode != 0:
-            return "kiln-compile --target=cuda failed: " + c.stderr.strip()[-300:]
+        if modules_from:
+            module = os.path.join(modules_from, "probe.kmod")
+        else:
+            source = os.path.join(work, "probe.mlir")
+            with open(source, "w") as f:
+                f.write(PROBE)
+            module = os.path.join(work, "probe.kmod")
+            problem = compile_module(tools, "cuda", source, module, None)
+            if problem:
+                return "--target=cuda: " + problem[-300:]
         np.save(os.path.join(work, "x.npy"), np.ones(4, np.float32))
         r = subprocess.run([os.path.join(tools, "kiln-run"), module,
                             "--device", "cuda", "--input",
@@ -292,11 +338,44 @@ def cuda_problem(tools):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def emit_modules(args, tools):
+    """--emit-modules: each seed's program and its module per target, and
+    the GPU probe's module."""
+    os.makedirs(args.emit_modules, exist_ok=True)
+    failed = 0
+    if any(t in GPU_TARGETS for t in args.targets):
+        source = os.path.join(args.emit_modules, "probe.mlir")
+        with open(source, "w") as f:
+            f.write(PROBE)
+        problem = compile_module(tools, "cuda", source,
+                                 os.path.join(args.emit_modules, "probe.kmod"),
+                                 args.arch)
+        if problem:
+            print(f"probe: {problem}", file=sys.stderr)
+            failed += 1
+    for seed in args.seeds:
+        program = draw(seed, args.dtype, args.head_dims)[0]
+        source = os.path.join(args.emit_modules, f"{args.dtype}.{seed}.mlir")
+        with open(source, "w") as f:
+            f.write(program)
+        for target in args.targets:
+            module = module_path(args.emit_modules, args.dtype, seed, target)
+            problem = compile_module(tools, target, source, module, args.arch)
+            if problem:
+                print(f"seed {seed} {target}: {problem}", file=sys.stderr)
+                failed += 1
+            else:
+                print(module, flush=True)
+    return 1 if failed else 0
+
+
 def main(argv=None):
     args = parse_args(argv)
     tools = os.path.join(args.build_dir, "bin")
+    if args.emit_modules:
+        return emit_modules(args, tools)
     if any(t in GPU_TARGETS for t in args.targets):
-        problem = cuda_problem(tools)
+        problem = cuda_problem(tools, args.modules_from)
         if problem:
             if os.environ.get("KILN_REQUIRE_CUDA") == "1":
                 print(f"random_attention.py: no GPU run (KILN_REQUIRE_CUDA=1): "
@@ -318,8 +397,19 @@ def main(argv=None):
             paths.append(os.path.join(work, f"in{i}.npy"))
             np.save(paths[-1], a)
         problems, errors = [], []
+        if args.modules_from:
+            held = os.path.join(args.modules_from, f"{args.dtype}.{seed}.mlir")
+            try:
+                with open(held) as f:
+                    if f.read() != program:
+                        problems.append(f"{held} is another program than this "
+                                        "seed's (other --head-dims?)")
+            except OSError as e:
+                problems.append(str(e))
         for target in args.targets:
-            got, problem = run(tools, target, source, paths, work)
+            if problems and args.modules_from:
+                break
+            got, problem = run(tools, target, source, paths, work, args, seed)
             if problem:
                 problems.append(f"{target}: {problem}")
                 continue

@@ -1,0 +1,162 @@
+#!/bin/bash
+# The CUDA checks and benches of a GPU machine that has no kiln compiler
+# (nor LLVM) on it, in two steps:
+#
+#   bench/gpu_session.sh prepare DIR [--build-dir BUILD] [--arch sm_90]
+#       on any machine with kiln built: compiles everything the GPU runs
+#       into DIR, and packs DIR into DIR.tar.xz (about 24 MB; DIR itself
+#       is about 80 MB) for a GPU session to carry: the end-to-end programs and 40 random
+#       programs with their expected outputs, and the `while` workload
+#       (graph_loops_cuda.py prepare --programs all --fuzz-seeds 0:40);
+#       the attention bench's modules in f32 and bf16
+#       (attention_cuda.py --emit-modules); 20 random attentions in f32
+#       (kiln's f32 kernels and --cuda-attention-3xtf32) and 20 in bf16
+#       (kiln's tensor-core kernels and --cuda-cudnn-attention)
+#       (random_attention.py --emit-modules); kiln-run and the CUDA
+#       plug-ins (DIR/bin, DIR/lib/kiln).
+#
+#   bench/gpu_session.sh check KIT OUT [--quick] [--only PART,...]
+#       on the GPU machine (python3 with numpy and PyTorch for CUDA, this
+#       source tree; KIT is DIR or DIR.tar.xz, unpacked into a temporary
+#       folder): runs them, most important first, each under a time
+#       limit, and writes each part's report and log into OUT:
+#         1. attention-f32.md: the f32 attention bench (kiln's fused
+#            kernels, their deterministic gradient, 3xTF32, the unfused
+#            composition up to N = 4096) against PyTorch's SDPA;
+#         2. attention-bf16.md: the same in bf16 (tensor-core kernels,
+#            cuDNN's fused attention);
+#         3. random-attention-{f32,bf16}.log: the random attentions
+#            against numpy in float64 on the GPU;
+#         4. loops.log: every end-to-end and random program
+#            on the GPU against the CPU's outputs, its loops as CUDA
+#            graphs and as host loops, and the `while` workload timed.
+#       The parts' limits (200, 150, 60, 60 and 110 s) keep the whole
+#       under the 10 minutes of one device call; a part cut off keeps what
+#       its log had printed (the attention benches print each row as it is
+#       measured). --quick keeps the attention benches to N = 1024 and
+#       4096; --only runs the named parts (attention-f32, attention-bf16,
+#       random-attention-f32, random-attention-bf16, loops), e.g. the rest
+#       of a run in a second call. Exit status 1 if any part failed or ran
+#       out of time (the summary in OUT/summary.txt names which).
+#
+# The modules are for one GPU architecture (--arch, default sm_90 as the
+# H100 and H200), their host code for x86-64-v3.
+set -u
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(dirname "$HERE")"
+PYTHON="${PYTHON:-python3}"
+
+usage() { sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; }
+
+prepare() {
+  local dir="$1"; shift
+  local build="$ROOT/build" arch=sm_90
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --build-dir) build="$2"; shift ;;
+      --arch) arch="$2"; shift ;;
+      *) echo "gpu_session.sh prepare: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+    shift
+  done
+  [ -x "$build/bin/kiln-compile" ] || {
+    echo "gpu_session.sh prepare: no kiln-compile in $build/bin" >&2; exit 2; }
+  rm -rf "$dir" && mkdir -p "$dir" || exit 2
+  local py=/usr/bin/python3 failed=0
+  "$py" "$HERE/graph_loops_cuda.py" prepare "$dir/loops" --build-dir "$build" \
+    --programs all --fuzz-seeds 0:40 >"$dir/prepare-loops.log" 2>&1 || failed=1
+  for dtype in f32 bf16; do
+    "$py" "$HERE/attention_cuda.py" --build-dir "$build" --dtype "$dtype" \
+      --emit-modules "$dir/attention-$dtype" --arch "$arch" \
+      >"$dir/prepare-attention-$dtype.log" 2>&1 || failed=1
+  done
+  "$py" "$ROOT/test/fuzz/random_attention.py" --build-dir "$build" \
+    --seeds 0:20 --targets cuda,cuda-3xtf32 --arch "$arch" \
+    --emit-modules "$dir/random-f32" >"$dir/prepare-random-f32.log" 2>&1 ||
+    failed=1
+  "$py" "$ROOT/test/fuzz/random_attention.py" --build-dir "$build" \
+    --seeds 0:20 --dtype bf16 --targets cuda,cuda-cudnn --arch "$arch" \
+    --emit-modules "$dir/random-bf16" >"$dir/prepare-random-bf16.log" 2>&1 ||
+    failed=1
+  mkdir -p "$dir/bin" "$dir/lib/kiln"
+  cp "$build/bin/kiln-run" "$dir/bin/" &&
+    cp "$build"/lib/kiln/libkiln_cuda_*.so "$dir/lib/kiln/" || failed=1
+  find "$dir" -name '*.mlir' -path '*attention-*' -delete
+  if [ "$failed" = 1 ]; then
+    echo "gpu_session.sh prepare: a step failed; see $dir/prepare-*.log" >&2
+    exit 1
+  fi
+  tar -C "$(dirname "$dir")" -cf - "$(basename "$dir")" | xz -T2 -6 \
+    >"$dir.tar.xz" || exit 1
+  du -sh "$dir" "$dir.tar.xz"
+}
+
+check() {
+  local kit="$1" out="$2" dir; shift 2
+  if [ -f "$kit" ]; then
+    # Python's tarfile, where xz may be missing.
+    UNPACKED="$(mktemp -d)" || exit 2
+    trap 'rm -rf "$UNPACKED"' EXIT
+    "$PYTHON" -c 'import sys, tarfile
+safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
+      exit 2
+    dir="$(ls -d "$UNPACKED"/*/ | head -1)"
+  else
+    dir="$kit"
+  fi
+  dir="$(cd "$dir" && pwd)" || exit 2
+  local quick=0 only=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --quick) quick=1 ;;
+      --only) only=",$2,"; shift ;;
+      *) echo "gpu_session.sh check: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+    shift
+  done
+  mkdir -p "$out" || exit 2
+  local summary="$out/summary.txt" status=0
+  export PYTHONUNBUFFERED=1
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  else
+    echo "no nvidia-smi"
+  fi >"$summary" 2>&1
+  # Part NAME LIMIT COMMAND...: runs COMMAND under LIMIT seconds into
+  # OUT/NAME.log, and notes its end in the summary.
+  part() {
+    local name="$1" limit="$2"; shift 2
+    local start=$SECONDS rc
+    [ -z "$only" ] || [[ "$only" == *",$name,"* ]] || return 0
+    timeout "$limit" "$@" >"$out/$name.log" 2>&1
+    rc=$?
+    echo "$name: exit $rc after $((SECONDS - start)) s" >>"$summary"
+    [ "$rc" = 0 ] || status=1
+  }
+  local sizes=()
+  [ "$quick" = 1 ] && sizes=(--sizes 1024,4096 --backward-max 4096)
+  part attention-f32 200 "$PYTHON" "$HERE/attention_cuda.py" \
+    --build-dir "$dir" --dtype f32 --modules-from "$dir/attention-f32" \
+    --output "$out/attention-f32.md" --repeat 10 "${sizes[@]}"
+  part attention-bf16 150 "$PYTHON" "$HERE/attention_cuda.py" \
+    --build-dir "$dir" --dtype bf16 --modules-from "$dir/attention-bf16" \
+    --output "$out/attention-bf16.md" --repeat 10 "${sizes[@]}"
+  part random-attention-f32 60 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
+    --build-dir "$dir" --seeds 0:20 --targets cuda,cuda-3xtf32 \
+    --modules-from "$dir/random-f32"
+  part random-attention-bf16 60 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
+    --build-dir "$dir" --seeds 0:20 --dtype bf16 --targets cuda,cuda-cudnn \
+    --modules-from "$dir/random-bf16"
+  part loops 110 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
+    --repeat 50 --rounds 2
+  cat "$summary"
+  return "$status"
+}
+
+case "${1:-}" in
+  prepare) [ $# -ge 2 ] || { usage >&2; exit 2; }; shift; prepare "$@" ;;
+  check) [ $# -ge 3 ] || { usage >&2; exit 2; }; shift; check "$@" ;;
+  -h|--help) usage ;;
+  *) usage >&2; exit 2 ;;
+esac
