@@ -23,19 +23,24 @@
 #         1. attention-f32.md: the f32 attention bench (kiln's fused
 #            kernels, their deterministic gradient, 3xTF32, the unfused
 #            composition up to N = 4096) against PyTorch's SDPA;
-#         2. attention-bf16.md: the same in bf16 (tensor-core kernels,
-#            cuDNN's fused attention);
-#         3. random-attention-{f32,bf16}.log: the random attentions
+#         2. ncu-attention.log: Nsight Compute on the missed cell, f32
+#            forward + backward at N = 4096 (kiln's fused kernels,
+#            3xTF32, PyTorch's SDPA): each kernel's time, SM, tensor-pipe
+#            and DRAM throughput against the device's peak;
+#         3. attention-bf16.md: the same bench in bf16 (tensor-core
+#            kernels, cuDNN's fused attention);
+#         4. random-attention-{f32,bf16}.log: the random attentions
 #            against numpy in float64 on the GPU;
-#         4. loops.log: every end-to-end and random program
+#         5. loops.log: every end-to-end and random program
 #            on the GPU against the CPU's outputs, its loops as CUDA
 #            graphs and as host loops, and the `while` workload timed.
-#       The parts' limits (200, 150, 60, 60 and 110 s) keep the whole
+#       The parts' limits (180, 80, 130, 50, 50 and 100 s) keep the whole
 #       under the 10 minutes of one device call; a part cut off keeps what
 #       its log had printed (the attention benches print each row as it is
 #       measured). --quick keeps the attention benches to N = 1024 and
-#       4096; --only runs the named parts (attention-f32, attention-bf16,
-#       random-attention-f32, random-attention-bf16, loops), e.g. the rest
+#       4096; --only runs the named parts (attention-f32, ncu-attention,
+#       attention-bf16, random-attention-f32, random-attention-bf16,
+#       loops), e.g. the rest
 #       of a run in a second call. Exit status 1 if any part failed or ran
 #       out of time (the summary in OUT/summary.txt names which).
 #
@@ -46,7 +51,53 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
 PYTHON="${PYTHON:-python3}"
 
-usage() { sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; }
+
+# Nsight Compute on f32 attention forward + backward at N = 4096 (non-causal):
+# kiln's fused and 3xTF32 modules in KIT/attention-f32, then PyTorch's SDPA.
+ncu_attention() {
+  local dir="$1" inputs
+  inputs="$(mktemp -d)" || return 2
+  "$PYTHON" - "$inputs" <<'PY' || return 2
+import sys, numpy as np
+rng = np.random.default_rng(0)
+for name in "qkvd":
+    np.save(f"{sys.argv[1]}/{name}.npy",
+            rng.standard_normal((1, 8, 4096, 64)).astype(np.float32))
+PY
+  local metrics=gpu__time_duration.sum
+  metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed
+  metrics+=,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+  metrics+=,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active
+  metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
+  metrics+=,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+  local rc=0 system
+  for system in fused 3xtf32; do
+    echo "== kiln $system"
+    ncu --clock-control none --metrics "$metrics" \
+      "$dir/bin/kiln-run" "$dir/attention-f32/f32.$system.4096.attn_fwdbwd.kmod" \
+      --device cuda --function attn_fwdbwd --input "$inputs/q.npy" \
+      --input "$inputs/k.npy" --input "$inputs/v.npy" --input "$inputs/d.npy" \
+      --output-dir "$inputs/out-$system" || rc=1
+  done
+  echo "== PyTorch SDPA (the third forward + backward, its NVTX range)"
+  ncu --clock-control none --metrics "$metrics" --nvtx \
+    --nvtx-include "profiled/" "$PYTHON" - <<'PY' || rc=1
+import torch
+torch.backends.cuda.matmul.allow_tf32 = False
+q, k, v, do = (torch.randn(1, 8, 4096, 64, device="cuda", requires_grad=True)
+               for _ in range(4))
+for i in range(3):
+    if i == 2:
+        torch.cuda.nvtx.range_push("profiled")
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    o.backward(do)
+    torch.cuda.synchronize()
+torch.cuda.nvtx.range_pop()
+PY
+  rm -rf "$inputs"
+  return "$rc"
+}
 
 prepare() {
   local dir="$1"; shift
@@ -117,7 +168,8 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
   done
   mkdir -p "$out" || exit 2
   local summary="$out/summary.txt" status=0
-  export PYTHONUNBUFFERED=1
+  export PYTHONUNBUFFERED=1 PYTHON
+  export -f ncu_attention
   if command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   else
@@ -129,26 +181,28 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     local name="$1" limit="$2"; shift 2
     local start=$SECONDS rc
     [ -z "$only" ] || [[ "$only" == *",$name,"* ]] || return 0
-    timeout "$limit" "$@" >"$out/$name.log" 2>&1
+    # bash -c: a part may be a function of this script (exported).
+    timeout "$limit" bash -c '"$@"' part "$@" >"$out/$name.log" 2>&1
     rc=$?
     echo "$name: exit $rc after $((SECONDS - start)) s" >>"$summary"
     [ "$rc" = 0 ] || status=1
   }
   local sizes=()
   [ "$quick" = 1 ] && sizes=(--sizes 1024,4096 --backward-max 4096)
-  part attention-f32 200 "$PYTHON" "$HERE/attention_cuda.py" \
+  part attention-f32 180 "$PYTHON" "$HERE/attention_cuda.py" \
     --build-dir "$dir" --dtype f32 --modules-from "$dir/attention-f32" \
     --output "$out/attention-f32.md" --repeat 10 "${sizes[@]}"
-  part attention-bf16 150 "$PYTHON" "$HERE/attention_cuda.py" \
+  part ncu-attention 80 ncu_attention "$dir"
+  part attention-bf16 130 "$PYTHON" "$HERE/attention_cuda.py" \
     --build-dir "$dir" --dtype bf16 --modules-from "$dir/attention-bf16" \
     --output "$out/attention-bf16.md" --repeat 10 "${sizes[@]}"
-  part random-attention-f32 60 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
+  part random-attention-f32 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
     --build-dir "$dir" --seeds 0:20 --targets cuda,cuda-3xtf32 \
     --modules-from "$dir/random-f32"
-  part random-attention-bf16 60 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
+  part random-attention-bf16 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
     --build-dir "$dir" --seeds 0:20 --dtype bf16 --targets cuda,cuda-cudnn \
     --modules-from "$dir/random-bf16"
-  part loops 110 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
+  part loops 100 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
     --repeat 50 --rounds 2
   cat "$summary"
   return "$status"
