@@ -242,11 +242,18 @@ static int64_t f32TileKeys(int64_t headDim, int64_t valueDim) {
 
 /// Whether the f32 gradient runs on the tensor cores where the pass's
 /// f32-tensor-cores asks it (buildMmaGrad on 3xTF32 products, its two
-/// kernels): D and Dv multiples of 16 up to 64 (the key kernel's dk and
-/// dv accumulators take 64 registers at 64).
+/// kernels): the tensor-core gradient's head dims.
 static bool fitsTheF32MmaGradient(int64_t headDim, int64_t valueDim) {
-  return fitsTheMmaGradient(headDim, valueDim) && headDim <= 64 &&
-         valueDim <= 64;
+  return fitsTheMmaGradient(headDim, valueDim);
+}
+
+/// The rows of the other side's tiles in the f32 tensor-core gradient's
+/// kernels: 32, whose staged tiles in f32 words take 32 KiB in the key
+/// kernel at D = Dv = 64 (four of them) and 24 KiB in the query kernel
+/// (three); 16 for head dims over 64, which keeps them within 48 KiB at
+/// 128.
+static int64_t f32GradientTile(int64_t headDim, int64_t valueDim) {
+  return std::max(headDim, valueDim) > 64 ? 16 : 32;
 }
 
 /// The rows of the other side's tiles in the tensor-core gradient's
@@ -2289,13 +2296,13 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
         resultGrad = operands[3], lse = operands[4], delta = operands[5];
   Type element = cast<MemRefType>(query.getType()).getElementType();
   Type i32 = b.getI32Type();
-  // f32 (3xTF32): tiles of 32 rows of the other side, whose four staged
-  // tiles in f32 words then take 32 KiB in the key kernel (64 KiB at 64).
+  // f32 (3xTF32): tiles of f32GradientTile rows of the other side.
   bool single = element.isF32();
   int64_t values = perWord(element);
   int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-  int64_t tile =
-      single ? 32 : mmaGradientTile(headDim, valueDim, /*keyKernel=*/true);
+  int64_t tile = single
+                     ? f32GradientTile(headDim, valueDim)
+                     : mmaGradientTile(headDim, valueDim, /*keyKernel=*/true);
   int64_t threads = 32 * kMmaWarps;
   // A warp's own rows as A operands take 16 registers a lane per 64 dims,
   // read once; for head dims over 64 they are read again per tile (from
@@ -2555,7 +2562,8 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   } else if (queries != 0) {
     // dq: query rows, key tiles.
     int64_t keysPerTile =
-        single ? 32 : mmaGradientTile(headDim, valueDim, /*keyKernel=*/false);
+        single ? f32GradientTile(headDim, valueDim)
+               : mmaGradientTile(headDim, valueDim, /*keyKernel=*/false);
     Own o = launchOwn(queries, Longest::Last,
                       elementBytes * keys * (2 * headDim + valueDim),
                       {words(keysPerTile, headDim / values),

@@ -796,8 +796,10 @@ func.func private @kiln_cuda_attention(%q: memref<2x70x64xf32>, %k: memref<2x45x
 // An f32 forward of head dims over 64 takes tiles of 32 keys (32 x 128
 // and 64 x 32 words), and over 96 reads its query rows again per tile,
 // after the staging's barrier (kept, they would spill at D = 128): 16 x 4
-// triple products for the scores, 4 x 8 for p v. Its gradient stays with
-// the f32 kernels.
+// triple products for the scores, 4 x 8 for p v. Its gradient takes the
+// tensor-core kernels with tiles of 16 rows of the other side (the key
+// kernel's four staged tiles 8 + 4 + 8 + 4 KiB, the query kernel's three
+// 8 + 4 + 8), no atomics.
 // TF32-LABEL: func.func @f32_wide(
 // TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x128xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>)
 // TF32-NOT:     memref.load %{{.*}} : memref<5x128xf32>
@@ -811,7 +813,15 @@ func.func private @kiln_cuda_attention(%q: memref<2x70x64xf32>, %k: memref<2x45x
 // TF32-NOT:       llvm.call_intrinsic
 // TF32:         gpu.terminator
 // TF32-LABEL: func.func @f32_wide_grad(
-// TF32-NOT:     llvm.call_intrinsic
+// TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<16x128xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x16xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x16xi32, #gpu.address_space<workgroup>>
+// TF32:           llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       memref.atomic_rmw
+// TF32:         gpu.terminator
+// TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<16x128xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x16xi32, #gpu.address_space<workgroup>>)
+// TF32:           llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       memref.atomic_rmw
+// TF32:         gpu.terminator
+// TF32-NOT:     gpu.launch
 // TF32:         return
 func.func @f32_wide(%q: memref<5x128xf32>, %k: memref<7x128xf32>, %v: memref<7x64xf32>, %o: memref<5x64xf32>, %l: memref<5xf32>) {
   call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<5x128xf32>, memref<7x128xf32>, memref<7x64xf32>, memref<5x64xf32>, memref<5xf32>) -> ()

@@ -194,11 +194,10 @@ cl::opt<bool> cudaTf32(
     cl::cat(compileCategory));
 cl::opt<bool> cudaAttention3xTF32(
     "cuda-attention-3xtf32",
-    cl::desc(
-        "Run f32 attention (head dims multiples of 16 up to 128) and "
-        "its gradient (up to 64) on tensor cores in 3xTF32 products, of f32's "
-        "accuracy (sm_80 and later; --target=cuda or "
-        "--target=cuda-on-cpu), instead of the f32 kernels"),
+    cl::desc("Run f32 attention and its gradient (head dims multiples of 16 up "
+             "to 128) on tensor cores in 3xTF32 products, of f32's "
+             "accuracy (sm_80 and later; --target=cuda or "
+             "--target=cuda-on-cpu), instead of the f32 kernels"),
     cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> cudaDeterministic(
     "cuda-deterministic",

@@ -161,10 +161,10 @@ def KilnCudaFlashAttention
     k = i and i + 4); one group of 16 rows per warp, tiles of 64 keys (32
     over 64 dims, whose query words stay whole and are split per tile, and
     over 96 are read again per tile). An
-    f32 gradient call whose head dims are multiples of 16 up to 64 is
+    f32 gradient call whose head dims are multiples of 16 up to 128 is
     likewise the tensor-core gradient on 3xTF32 products, always as its two
-    kernels (no atomics), with tiles of 32 rows of the other side and the
-    own rows' operands read and split per tile.
+    kernels (no atomics), with tiles of 32 rows of the other side (16 over
+    64 dims) and the own rows' operands read and split per tile.
 
     A causal grid, in every kernel, starts with the blocks of the last
     rows, which have the most keys to walk, across batch entries: the
@@ -223,8 +223,8 @@ def KilnCudaFlashAttention
            "(false: two kernels that recompute p, summing every result in "
            "a fixed order)">,
     Option<"f32TensorCores", "f32-tensor-cores", "bool", "false",
-           "Run f32 attention (head dims up to 128) and its gradient (up to "
-           "64) on the tensor-core kernels in 3xTF32 products (f32's "
+           "Run f32 attention and its gradient (head dims multiples of 16 "
+           "up to 128) on the tensor-core kernels in 3xTF32 products (f32's "
            "accuracy; sm_80 and later)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
