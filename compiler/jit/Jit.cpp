@@ -230,11 +230,21 @@ static CompileOptions compileOptionsFor(const std::string &name,
   compileOptions.cpu.optLevel = options.optLevel;
   compileOptions.cpu.profile = options.profile;
   compileOptions.autocast = options.autocast;
+  bool cudaOnly = options.cudaTF32 || options.cudaDeterministic ||
+                  options.cudaAttention3xTF32 || options.cudaCudnnAttention;
+  if (options.device == "cpu" && cudaOnly)
+    throw JitError("'" + name +
+                   "': the CUDA options (TF32 products, deterministic sums, "
+                   "3xTF32 or cuDNN attention) need device 'cuda'");
   if (options.device == "cpu")
     return compileOptions;
   if (options.device != "cuda")
     throw JitError("'" + name + "': unknown device '" + options.device +
                    "' (supported: cpu, cuda)");
+  compileOptions.cuda.tf32 = options.cudaTF32;
+  compileOptions.cuda.deterministic = options.cudaDeterministic;
+  compileOptions.cuda.attention3xTF32 = options.cudaAttention3xTF32;
+  compileOptions.cuda.cudnnAttention = options.cudaCudnnAttention;
   if (options.profile)
     throw JitError("'" + name +
                    "': profiling (JitOptions::profile) times the CPU's "
@@ -283,10 +293,17 @@ CompiledFunction kiln::compile(const TracedFunction &traced,
     module->print(os);
     os.flush();
     key = jit_cache::moduleCacheKey(
-        program, "O" + std::to_string(options.optLevel) +
-                     " profile=" + std::to_string(options.profile) +
-                     " autocast=" + options.autocast +
-                     (onCuda ? " cuda=" + compileOptions.cuda.arch : ""));
+        program,
+        "O" + std::to_string(options.optLevel) + " profile=" +
+            std::to_string(options.profile) + " autocast=" + options.autocast +
+            (onCuda
+                 ? " cuda=" + compileOptions.cuda.arch + " tf32=" +
+                       std::to_string(options.cudaTF32) + " deterministic=" +
+                       std::to_string(options.cudaDeterministic) + " 3xtf32=" +
+                       std::to_string(options.cudaAttention3xTF32) +
+                       " cudnn-attention=" +
+                       std::to_string(options.cudaCudnnAttention)
+                 : ""));
     if (jit_cache::loadCachedModule(cacheDir, key, compiled.kmod_)) {
       // A file that does not load (truncated, another format) is
       // compiled again and replaced.

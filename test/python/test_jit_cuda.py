@@ -3,7 +3,9 @@ kiln_runtime, with results that stay on the device.
 
 Without a GPU: the module's target and architecture, saving it, the
 signatures read from other libraries' arrays (host DLPack arrays here),
-the option errors, and the error of a call. With one (skipped without,
+the option errors, the CUDA options (3xTF32 attention, deterministic
+sums) reaching the kernels' PTX and the module cache's key, and the
+error of a call. With one (skipped without,
 failing instead under KILN_REQUIRE_CUDA=1): results against numpy and
 the CPU's jit, chains of calls on DeviceArrays, a training loop, and
 PyTorch's GPU tensors in and out."""
@@ -209,3 +211,75 @@ def test_torch_tensors_go_in_and_out_without_copies(gpu, rng):
     torch.testing.assert_close(ty, torch.tanh(x @ w), rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(torch.from_dlpack(s), (ty * ty).sum(),
                                rtol=1e-5, atol=1e-5)
+
+
+def attention_loss(q, k, v):
+    o = kiln.nn.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return knp.sum(o * o)
+
+
+def ptx_products(path):
+    """The module's TF32 (m16n8k8) and half (m16n8k16) tensor-core
+    products, as PTX instructions in its .kmod."""
+    data = path.read_bytes()
+    return (data.count(b"mma.sync.aligned.m16n8k8"),
+            data.count(b"mma.sync.aligned.m16n8k16"))
+
+
+def test_cuda_attention_options_reach_the_kernels(tmp_path, rng):
+    q, k, v = (rng.standard_normal((2, 64, 64)).astype(np.float32)
+               for _ in range(3))
+    grad = kiln.grad(attention_loss, argnums=(0, 1, 2))
+    plain = kiln.jit(grad, device="cuda", cuda_arch="sm_90")
+    plain.compile(q, k, v).save(tmp_path / "plain.kmod")
+    assert ptx_products(tmp_path / "plain.kmod") == (0, 0)
+    tf32 = kiln.jit(grad, device="cuda", cuda_arch="sm_90",
+                    cuda_attention_3xtf32=True)
+    tf32.compile(q, k, v).save(tmp_path / "3xtf32.kmod")
+    products, halves = ptx_products(tmp_path / "3xtf32.kmod")
+    assert products > 0 and halves == 0
+    # Below sm_80 the option is ignored, as kiln-compile's.
+    old = kiln.jit(grad, device="cuda", cuda_arch="sm_75",
+                   cuda_attention_3xtf32=True)
+    old.compile(q, k, v).save(tmp_path / "sm75.kmod")
+    assert ptx_products(tmp_path / "sm75.kmod") == (0, 0)
+
+
+def test_cuda_options_key_the_module_cache(tmp_path, monkeypatch, rng):
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path / "cache"))
+    q, k, v = (rng.standard_normal((1, 32, 16)).astype(np.float32)
+               for _ in range(3))
+    first = kiln.jit(attention_loss, device="cuda", cuda_arch="sm_90")
+    first.compile(q, k, v).save(tmp_path / "first.kmod")
+    other = kiln.jit(attention_loss, device="cuda", cuda_arch="sm_90",
+                     cuda_attention_3xtf32=True)
+    compiled = other.compile(q, k, v)
+    compiled.save(tmp_path / "other.kmod")
+    assert not compiled.from_cache
+    assert ptx_products(tmp_path / "first.kmod")[0] == 0
+    assert ptx_products(tmp_path / "other.kmod")[0] > 0
+
+
+def test_cuda_flags_need_the_cuda_device():
+    for flag in ("cuda_tf32", "cuda_deterministic", "cuda_attention_3xtf32",
+                 "cuda_cudnn_attention"):
+        with pytest.raises(TypeError,
+                           match=f"{flag} is an option of device='cuda'"):
+            kiln.jit(layer, **{flag: True})
+        with pytest.raises(TypeError, match=f"{flag} is True or False"):
+            kiln.jit(layer, device="cuda", **{flag: "yes"})
+    # False is every flag's default, and fine on the CPU.
+    kiln.jit(layer, cuda_tf32=False)
+
+
+def test_cuda_deterministic_takes_the_attention_gradient_without_atomics(
+        tmp_path, rng):
+    q, k, v = (rng.standard_normal((2, 64, 64)).astype(np.float32)
+               for _ in range(3))
+    grad = kiln.grad(attention_loss, argnums=(0, 1, 2))
+    for deterministic in (False, True):
+        path = tmp_path / f"{deterministic}.kmod"
+        kiln.jit(grad, device="cuda", cuda_arch="sm_90",
+                 cuda_deterministic=deterministic).compile(q, k, v).save(path)
+        atomics = path.read_bytes().count(b"atom.global.add.f32")
+        assert (atomics == 0) == deterministic

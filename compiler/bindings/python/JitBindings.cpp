@@ -599,11 +599,16 @@ void kiln::python::bindJit(py::module_ &m) {
          std::vector<std::vector<std::string>> argumentShardings,
          std::vector<std::vector<std::string>> resultShardings,
          std::string bucketAxis, bool spmdTextOnly, bool profile,
-         std::vector<int> donate, std::string device,
-         std::string cudaArch) -> py::object {
+         std::vector<int> donate, std::string device, std::string cudaArch,
+         bool cudaTF32, bool cudaDeterministic, bool cudaAttention3xTF32,
+         bool cudaCudnnAttention) -> py::object {
         JitOptions options;
         options.device = std::move(device);
         options.cudaArch = std::move(cudaArch);
+        options.cudaTF32 = cudaTF32;
+        options.cudaDeterministic = cudaDeterministic;
+        options.cudaAttention3xTF32 = cudaAttention3xTF32;
+        options.cudaCudnnAttention = cudaCudnnAttention;
         options.donateArgs = std::move(donate);
         options.optLevel = optLevel;
         options.profile = profile;
@@ -648,9 +653,14 @@ void kiln::python::bindJit(py::module_ &m) {
       py::arg("bucket_axis") = std::string(), py::arg("spmd_text") = false,
       py::arg("profile") = false, py::arg("donate") = std::vector<int>(),
       py::arg("device") = std::string("cpu"),
-      py::arg("cuda_arch") = std::string(),
+      py::arg("cuda_arch") = std::string(), py::arg("cuda_tf32") = false,
+      py::arg("cuda_deterministic") = false,
+      py::arg("cuda_attention_3xtf32") = false,
+      py::arg("cuda_cudnn_attention") = false,
       "Compiles a traced function for device (\"cpu\" or \"cuda\", "
-      "cuda_arch: \"sm_XX\" or \"\" for the device's); donate lists the inputs "
+      "cuda_arch: \"sm_XX\" or \"\" for the device's; cuda_tf32, "
+      "cuda_deterministic, cuda_attention_3xtf32 and cuda_cudnn_attention as "
+      "kiln-compile's --cuda-* flags of those names); donate lists the inputs "
       "whose buffers "
       "the outputs may be written into (JitOptions::donateArgs); with comm and "
       "batch_args (positions of "

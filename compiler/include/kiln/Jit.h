@@ -106,6 +106,19 @@ struct JitOptions {
   /// without a device, where the module can be compiled and saved but not
   /// called.
   std::string cudaArch;
+  /// For "cuda", as kiln-compile's flags of the same names
+  /// (mlir::kiln::CudaOptions): cudaTF32 (--cuda-tf32) lets cuBLASLt and
+  /// cuDNN round the inputs of f32 products and convolutions to TF32;
+  /// cudaDeterministic (--cuda-deterministic) sums every result of kiln's
+  /// own kernels in one order (the attention gradient as two kernels);
+  /// cudaAttention3xTF32 (--cuda-attention-3xtf32) runs f32 attention and
+  /// its gradient on tensor cores in 3xTF32 products; cudaCudnnAttention
+  /// (--cuda-cudnn-attention) hands f16 and bf16 attention to cuDNN. The
+  /// last two take sm_80 and later, and are ignored below it.
+  bool cudaTF32 = false;
+  bool cudaDeterministic = false;
+  bool cudaAttention3xTF32 = false;
+  bool cudaCudnnAttention = false;
 
   /// The arguments whose buffers the caller gives up, as JAX's
   /// donate_argnums: each is tied to the first result of its dtype and

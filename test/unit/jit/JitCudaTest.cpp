@@ -1,9 +1,9 @@
 //===- JitCudaTest.cpp - kiln::jit for a CUDA GPU -------------------------===//
 //
 // JitOptions::device = "cuda": the module's target and architecture, the
-// options CUDA refuses, donations, the cache key, and calls on host arrays
-// against the CPU's (on a machine with a device; without one, the call's
-// error).
+// options CUDA refuses and the CUDA options the CPU refuses, donations, the
+// cache key, and calls on host arrays against the CPU's (on a machine with a
+// device; without one, the call's error).
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,6 +116,21 @@ TEST_F(JitCuda, RefusesUnknownDevicesArchitecturesAndProfiling) {
   std::string profiling = errorOf(traced, profiled);
   EXPECT_NE(profiling.find("not supported on CUDA"), std::string::npos)
       << profiling;
+}
+
+TEST_F(JitCuda, CudaOptionsNeedTheCudaDevice) {
+  TracedFunction traced = tracedLayer();
+  for (bool JitOptions::*flag :
+       {&JitOptions::cudaTF32, &JitOptions::cudaDeterministic,
+        &JitOptions::cudaAttention3xTF32, &JitOptions::cudaCudnnAttention}) {
+    JitOptions cpu;
+    cpu.*flag = true;
+    std::string error = errorOf(traced, cpu);
+    EXPECT_NE(error.find("need device 'cuda'"), std::string::npos) << error;
+    JitOptions cuda = onCuda("sm_90");
+    cuda.*flag = true;
+    EXPECT_EQ(errorOf(traced, cuda), "");
+  }
 }
 
 TEST_F(JitCuda, DonationsAreListedUnused) {

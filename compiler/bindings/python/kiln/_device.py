@@ -36,6 +36,25 @@ def check_device(device, cuda_arch):
     return device
 
 
+#: kiln.jit's keywords for device='cuda' alone, as kiln-compile's flags of
+#: those names (--cuda-tf32, ...).
+CUDA_FLAGS = ("cuda_tf32", "cuda_deterministic", "cuda_attention_3xtf32",
+              "cuda_cudnn_attention")
+
+
+def check_cuda_flags(device, flags):
+    """The CUDA flags (a dict of CUDA_FLAGS to their values), checked:
+    booleans, and none set but with device='cuda'."""
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            fail(f"kiln.jit: {name} is True or False, not {value!r}",
+                 TypeError)
+        if value and device != "cuda":
+            fail(f"kiln.jit: {name} is an option of device='cuda'",
+                 TypeError)
+    return dict(flags)
+
+
 def gpu_leaf_signature(leaf, where):
     """(numpy dtype, shape) of a DeviceArray or another library's array
     (anything with __dlpack__), or None for any other leaf."""

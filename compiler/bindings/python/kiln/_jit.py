@@ -237,7 +237,17 @@ class jit:
 
     device="cuda" compiles for the CUDA GPU (cuda_arch, "sm_XX": that
     architecture; by default the device's, sm_80 on a machine without
-    one, where .compile(...).save(path) still works). Its calls take numpy
+    one, where .compile(...).save(path) still works). f32 stays f32 there
+    unless asked otherwise, as kiln-compile's flags of the same names do:
+    cuda_tf32=True lets cuBLASLt and cuDNN round the inputs of f32 matrix
+    products and convolutions to TF32 (as torch.backends.cuda.matmul.
+    allow_tf32); cuda_attention_3xtf32=True runs f32 attention and its
+    gradient on tensor cores in 3xTF32 products (f32's accuracy, as
+    PyTorch's f32 SDPA computes); cuda_cudnn_attention=True hands f16 and
+    bf16 attention and its gradient to cuDNN's fused attention; and
+    cuda_deterministic=True sums every result of kiln's own kernels in one
+    order on every run (the attention gradient as two kernels without
+    atomics). The attention options take sm_80 and later. Its calls take numpy
     arrays and numbers (copied to the device), kiln_runtime.DeviceArrays
     and other libraries' GPU arrays (anything with __dlpack__: PyTorch,
     JAX, CuPy), read in place, and return kiln_runtime.DeviceArrays, which
@@ -281,12 +291,17 @@ class jit:
                  zero=0, shard_outnums=(), autocast=None, mesh=None,
                  in_shardings=(), out_shardings=None, bucket_axis=None,
                  profile=False, donate_argnums=(), device=None,
-                 cuda_arch=None):
+                 cuda_arch=None, cuda_tf32=False, cuda_deterministic=False,
+                 cuda_attention_3xtf32=False, cuda_cudnn_attention=False):
         if not callable(fun):
             raise TypeError(f"kiln.jit needs a callable, not "
                             f"{type(fun).__name__}")
         self._device = _device.check_device(device, cuda_arch)
         self._cuda_arch = cuda_arch or ""
+        self._cuda_flags = _device.check_cuda_flags(self._device, {
+            "cuda_tf32": cuda_tf32, "cuda_deterministic": cuda_deterministic,
+            "cuda_attention_3xtf32": cuda_attention_3xtf32,
+            "cuda_cudnn_attention": cuda_cudnn_attention})
         if self._device == "cuda" and comm is not None:
             fail("kiln.jit: a function jitted with device='cuda' runs in one "
                  "process; comm= (ranks over MPI or Gloo) needs "
@@ -638,7 +653,8 @@ class jit:
                                          autocast=self._autocast,
                                          profile=self._profile, donate=donate,
                                          device=self._device,
-                                         cuda_arch=self._cuda_arch)
+                                         cuda_arch=self._cuda_arch,
+                                         **self._cuda_flags)
             else:
                 compiled = _kiln.compile(
                     traced, self._opt_level, donate=donate,
