@@ -5,9 +5,10 @@
 #   bench/gpu_session.sh prepare DIR [--build-dir BUILD] [--arch sm_90]
 #       on any machine with kiln built: compiles everything the GPU runs
 #       into DIR, and packs DIR into DIR.tar.xz (about 24 MB; DIR itself
-#       is about 80 MB) for a GPU session to carry: the end-to-end programs and 40 random
-#       programs with their expected outputs, and the `while` workload
-#       (graph_loops_cuda.py prepare --programs all --fuzz-seeds 0:40);
+#       is about 80 MB) for a GPU session to carry: the end-to-end
+#       programs, 40 random programs and their gradients with their
+#       expected outputs, and the `while` workload (graph_loops_cuda.py
+#       prepare --programs all --fuzz-seeds 0:40 --fuzz-grad);
 #       the attention bench's modules in f32 and bf16
 #       (attention_cuda.py --emit-modules); 20 random attentions in f32
 #       (kiln's f32 kernels and --cuda-attention-3xtf32) and 20 in bf16
@@ -16,6 +17,7 @@
 #       plug-ins (DIR/bin, DIR/lib/kiln).
 #
 #   bench/gpu_session.sh check KIT OUT [--quick] [--only PART,...]
+#                                      [--limit PART=SECONDS ...]
 #       on the GPU machine (python3 with numpy and PyTorch for CUDA, this
 #       source tree; KIT is DIR or DIR.tar.xz, unpacked into a temporary
 #       folder): runs them, most important first, each under a time
@@ -31,18 +33,21 @@
 #            kernels, cuDNN's fused attention);
 #         4. random-attention-{f32,bf16}.log: the random attentions
 #            against numpy in float64 on the GPU;
-#         5. loops.log: every end-to-end and random program
-#            on the GPU against the CPU's outputs, its loops as CUDA
-#            graphs and as host loops, and the `while` workload timed.
+#         5. loops.log: every end-to-end program, random program and
+#            random gradient on the GPU against the CPU's outputs, its
+#            loops as CUDA graphs and as host loops, and the `while`
+#            workload timed (about 400 cases).
 #       The parts' limits (180, 80, 130, 50, 50 and 100 s) keep the whole
 #       under the 10 minutes of one device call; a part cut off keeps what
 #       its log had printed (the attention benches print each row as it is
 #       measured). --quick keeps the attention benches to N = 1024 and
 #       4096; --only runs the named parts (attention-f32, ncu-attention,
 #       attention-bf16, random-attention-f32, random-attention-bf16,
-#       loops), e.g. the rest
-#       of a run in a second call. Exit status 1 if any part failed or ran
-#       out of time (the summary in OUT/summary.txt names which).
+#       loops), e.g. the rest of a run in a second call; --limit changes
+#       a part's limit (the 400 cases of loops may need more than 100 s:
+#       a second call with --only loops --limit loops=500). Exit status 1
+#       if any part failed or ran out of time (the summary in
+#       OUT/summary.txt names which).
 #
 # The modules are for one GPU architecture (--arch, default sm_90 as the
 # H100 and H200), their host code for x86-64-v3.
@@ -51,7 +56,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
 PYTHON="${PYTHON:-python3}"
 
-usage() { sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 
 # Nsight Compute on f32 attention forward + backward at N = 4096 (non-causal):
 # kiln's fused and 3xTF32 modules in KIT/attention-f32, then PyTorch's SDPA.
@@ -115,7 +120,8 @@ prepare() {
   rm -rf "$dir" && mkdir -p "$dir" || exit 2
   local py=/usr/bin/python3 failed=0
   "$py" "$HERE/graph_loops_cuda.py" prepare "$dir/loops" --build-dir "$build" \
-    --programs all --fuzz-seeds 0:40 >"$dir/prepare-loops.log" 2>&1 || failed=1
+    --programs all --fuzz-seeds 0:40 --fuzz-grad >"$dir/prepare-loops.log" 2>&1 ||
+    failed=1
   for dtype in f32 bf16; do
     "$py" "$HERE/attention_cuda.py" --build-dir "$build" --dtype "$dtype" \
       --emit-modules "$dir/attention-$dtype" --arch "$arch" \
@@ -157,11 +163,12 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     dir="$kit"
   fi
   dir="$(cd "$dir" && pwd)" || exit 2
-  local quick=0 only=""
+  local quick=0 only="" limits=()
   while [ $# -gt 0 ]; do
     case "$1" in
       --quick) quick=1 ;;
       --only) only=",$2,"; shift ;;
+      --limit) limits+=("$2"); shift ;;
       *) echo "gpu_session.sh check: unknown argument '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -181,6 +188,10 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     local name="$1" limit="$2"; shift 2
     local start=$SECONDS rc
     [ -z "$only" ] || [[ "$only" == *",$name,"* ]] || return 0
+    local given
+    for given in "${limits[@]}"; do
+      [ "${given%%=*}" = "$name" ] && limit="${given#*=}"
+    done
     # bash -c: a part may be a function of this script (exported).
     timeout "$limit" bash -c '"$@"' part "$@" >"$out/$name.log" 2>&1
     rc=$?

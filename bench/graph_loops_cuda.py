@@ -4,7 +4,7 @@
 Two steps, so that the GPU machine needs neither the compiler nor LLVM:
 
     python3 bench/graph_loops_cuda.py prepare DIR [--build-dir build]
-            [--programs all] [--fuzz-seeds A:B,S,...]
+            [--programs all] [--fuzz-seeds A:B,S,...] [--fuzz-grad]
             [--baseline NAME=BUILD ...]
         (on any machine with kiln built) compiles every public function of
         the end-to-end programs that hold a kiln.while (test/e2e; with
@@ -12,7 +12,8 @@ Two steps, so that the GPU machine needs neither the compiler nor LLVM:
         compiles; with --fuzz-seeds A:B, also the random programs of
         `kiln-program-fuzz --print SEED` for SEED in [A, B), and for each
         further seed S in the comma-separated list, that it
-        compiles) and the data-dependent while of bench/workloads.py for
+        compiles; with --fuzz-grad, also each one's gradient, kiln-grad's
+        @main_grad, where kiln-grad derives it) and the data-dependent while of bench/workloads.py for
         --target=cuda (sm_90 PTX, host code for x86-64-v3) and for the CPU,
         draws inputs as the end-to-end harness does (floats in [-2, 2],
         integers in [-8, 8], fair booleans), and keeps the CPU module's
@@ -56,7 +57,7 @@ DTYPES = {"f32": "<f4", "f64": "<f8", "f16": "<f2", "i1": "|b1", "i8": "|i1",
 def signatures(text):
     """(name, [(dims, dtype)]) of each public function of a kiln program."""
     found = []
-    for match in re.finditer(r"^func\.func @(\w+)\(([^)]*)\)", text, re.M):
+    for match in re.finditer(r"^\s*func\.func @(\w+)\(([^)]*)\)", text, re.M):
         inputs = []
         for tensor in re.findall(r"tensor<([^>]*)>", match.group(2)):
             parts = tensor.split("x")
@@ -115,9 +116,22 @@ def prepare(args):
                 seeds.append(int(item))
         fuzz = os.path.join(args.build_dir, "test", "fuzz",
                             "kiln-program-fuzz")
+        kiln_opt = os.path.join(args.build_dir, "bin", "kiln-opt")
         for seed in dict.fromkeys(seeds):
-            sources.append((f"fuzz_{seed}",
-                            run([fuzz, "--print", str(seed)]).stdout))
+            text = run([fuzz, "--print", str(seed)]).stdout
+            sources.append((f"fuzz_{seed}", text))
+            if not args.fuzz_grad:
+                continue
+            # And its gradient, @main_grad of kiln-grad, as its own case.
+            with open(os.path.join(scratch, "fuzz.mlir"), "w") as f:
+                f.write(text)
+            derived = run([kiln_opt, os.path.join(scratch, "fuzz.mlir"),
+                           "--kiln-grad=function=main"], check=False)
+            if derived.returncode != 0:
+                print(f"fuzz_{seed}_grad: left out (kiln-grad refuses it):",
+                      derived.stderr.strip().splitlines()[-1:])
+                continue
+            sources.append((f"fuzz_{seed}_grad", derived.stdout))
     solver = W.WhileSolver(False)
     sources.append(("while_solver", solver.mlir()))
     cases = []
@@ -141,6 +155,8 @@ def prepare(args):
         run([compile_, source, "-o", cpu])
         loops = "kiln.while" in text
         for function, inputs in signatures(text):
+            if program.endswith("_grad") and function == "main":
+                continue  # The program's own case has it.
             case = f"{program}.{function}"
             # numpy has no bf16, and a dynamic extent has no size to draw.
             if any(dtype not in DTYPES or None in dims
@@ -368,6 +384,9 @@ def main():
     p.add_argument("--fuzz-seeds", metavar="A:B,S,...",
                    help="also the random programs of kiln-program-fuzz "
                         "--print SEED for SEED in [A, B) and each S")
+    p.add_argument("--fuzz-grad", action="store_true",
+                   help="with --fuzz-seeds, also each random program's "
+                        "gradient (kiln-opt --kiln-grad: @main_grad)")
     p.add_argument("--baseline", action="append", default=[],
                    metavar="NAME=BUILD")
     c = sub.add_parser("check")
