@@ -269,8 +269,11 @@ def compile_module(tools, target, source, module, arch):
     if arch and target in GPU_TARGETS:
         # For another machine: host code any x86-64 of the last decade runs.
         flags = flags + [f"--cuda-arch={arch}", "--target-cpu=x86-64-v3"]
-    c = subprocess.run([os.path.join(tools, "kiln-compile"), source, "-o", module]
-                       + flags, capture_output=True, text=True)
+    try:
+        c = subprocess.run([os.path.join(tools, "kiln-compile"), source, "-o",
+                            module] + flags, capture_output=True, text=True)
+    except OSError as e:  # missing, or being replaced by a build
+        return f"kiln-compile could not run: {e}"
     if c.returncode != 0:
         return "kiln-compile failed: " + c.stderr.strip()[-400:]
     return None
@@ -298,7 +301,10 @@ def run(tools, target, source, inputs, work, args, seed):
         command += ["--device", "cuda"]
     for path in inputs:
         command += ["--input", path]
-    r = subprocess.run(command, capture_output=True, text=True)
+    try:
+        r = subprocess.run(command, capture_output=True, text=True)
+    except OSError as e:
+        return None, f"kiln-run could not run: {e}"
     if r.returncode != 0:
         return None, "kiln-run failed: " + r.stderr.strip()[-400:]
     return [np.load(os.path.join(out, f"out{i}.npy")) for i in range(5)], None
