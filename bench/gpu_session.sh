@@ -3,6 +3,7 @@
 # (nor LLVM) on it, in two steps:
 #
 #   bench/gpu_session.sh prepare DIR [--build-dir BUILD] [--arch sm_90]
+#                                    [--smoke]
 #       on any machine with kiln built: compiles everything the GPU runs
 #       into DIR, and packs DIR into DIR.tar.xz (about 24 MB; DIR itself
 #       is about 80 MB) for a GPU session to carry: the end-to-end
@@ -14,7 +15,10 @@
 #       (kiln's f32 kernels and --cuda-attention-3xtf32) and 20 in bf16
 #       (kiln's tensor-core kernels and --cuda-cudnn-attention)
 #       (random_attention.py --emit-modules); kiln-run and the CUDA
-#       plug-ins (DIR/bin, DIR/lib/kiln).
+#       plug-ins (DIR/bin, DIR/lib/kiln). --smoke makes a small kit in
+#       seconds (N = 1024, two seeds of each, the e2e programs with a
+#       `while`) for checking the kit itself; DIR/kit.env records what
+#       DIR holds, which check follows.
 #
 #   bench/gpu_session.sh check KIT OUT [--quick] [--only PART,...]
 #                                      [--limit PART=SECONDS ...]
@@ -107,10 +111,12 @@ PY
 prepare() {
   local dir="$1"; shift
   local build="$ROOT/build" arch=sm_90
+  local sizes=1024,4096,16384 seeds=0:20 programs=all fuzz=0:40
   while [ $# -gt 0 ]; do
     case "$1" in
       --build-dir) build="$2"; shift ;;
       --arch) arch="$2"; shift ;;
+      --smoke) sizes=1024 seeds=0:2 programs=while fuzz=0:2 ;;
       *) echo "gpu_session.sh prepare: unknown argument '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -119,25 +125,32 @@ prepare() {
     echo "gpu_session.sh prepare: no kiln-compile in $build/bin" >&2; exit 2; }
   rm -rf "$dir" && mkdir -p "$dir" || exit 2
   local py=/usr/bin/python3 failed=0
+  local largest="${sizes##*,}"
+  printf 'KIT_SIZES=%s\nKIT_SEEDS=%s\n' "$sizes" "$seeds" >"$dir/kit.env"
   "$py" "$HERE/graph_loops_cuda.py" prepare "$dir/loops" --build-dir "$build" \
-    --programs all --fuzz-seeds 0:40 --fuzz-grad >"$dir/prepare-loops.log" 2>&1 ||
-    failed=1
+    --programs "$programs" --fuzz-seeds "$fuzz" --fuzz-grad \
+    >"$dir/prepare-loops.log" 2>&1 || failed=1
   for dtype in f32 bf16; do
     "$py" "$HERE/attention_cuda.py" --build-dir "$build" --dtype "$dtype" \
+      --sizes "$sizes" --backward-max "$largest" \
       --emit-modules "$dir/attention-$dtype" --arch "$arch" \
       >"$dir/prepare-attention-$dtype.log" 2>&1 || failed=1
   done
   "$py" "$ROOT/test/fuzz/random_attention.py" --build-dir "$build" \
-    --seeds 0:20 --targets cuda,cuda-3xtf32 --arch "$arch" \
+    --seeds "$seeds" --targets cuda,cuda-3xtf32 --arch "$arch" \
     --emit-modules "$dir/random-f32" >"$dir/prepare-random-f32.log" 2>&1 ||
     failed=1
   "$py" "$ROOT/test/fuzz/random_attention.py" --build-dir "$build" \
-    --seeds 0:20 --dtype bf16 --targets cuda,cuda-cudnn --arch "$arch" \
+    --seeds "$seeds" --dtype bf16 --targets cuda,cuda-cudnn --arch "$arch" \
     --emit-modules "$dir/random-bf16" >"$dir/prepare-random-bf16.log" 2>&1 ||
     failed=1
   mkdir -p "$dir/bin" "$dir/lib/kiln"
-  cp "$build/bin/kiln-run" "$dir/bin/" &&
-    cp "$build"/lib/kiln/libkiln_cuda_*.so "$dir/lib/kiln/" || failed=1
+  cp "$build/bin/kiln-run" "$dir/bin/" || failed=1
+  # The plug-ins this build has (cuBLASLt's and cuDNN's, where found).
+  local plugin
+  for plugin in "$build"/lib/kiln/libkiln_cuda_*.so; do
+    [ -e "$plugin" ] && { cp "$plugin" "$dir/lib/kiln/" || failed=1; }
+  done
   find "$dir" -name '*.mlir' -path '*attention-*' -delete
   if [ "$failed" = 1 ]; then
     echo "gpu_session.sh prepare: a step failed; see $dir/prepare-*.log" >&2
@@ -163,6 +176,8 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     dir="$kit"
   fi
   dir="$(cd "$dir" && pwd)" || exit 2
+  local KIT_SIZES=1024,4096,16384 KIT_SEEDS=0:20
+  [ -f "$dir/kit.env" ] && . "$dir/kit.env"
   local quick=0 only="" limits=()
   while [ $# -gt 0 ]; do
     case "$1" in
@@ -198,8 +213,9 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     echo "$name: exit $rc after $((SECONDS - start)) s" >>"$summary"
     [ "$rc" = 0 ] || status=1
   }
-  local sizes=()
-  [ "$quick" = 1 ] && sizes=(--sizes 1024,4096 --backward-max 4096)
+  local sizes=(--sizes "$KIT_SIZES" --backward-max "${KIT_SIZES##*,}")
+  [ "$quick" = 1 ] && [[ ",$KIT_SIZES," == *,4096,* ]] &&
+    sizes=(--sizes 1024,4096 --backward-max 4096)
   part attention-f32 180 "$PYTHON" "$HERE/attention_cuda.py" \
     --build-dir "$dir" --dtype f32 --modules-from "$dir/attention-f32" \
     --output "$out/attention-f32.md" --repeat 10 "${sizes[@]}"
@@ -208,10 +224,10 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     --build-dir "$dir" --dtype bf16 --modules-from "$dir/attention-bf16" \
     --output "$out/attention-bf16.md" --repeat 10 "${sizes[@]}"
   part random-attention-f32 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
-    --build-dir "$dir" --seeds 0:20 --targets cuda,cuda-3xtf32 \
+    --build-dir "$dir" --seeds "$KIT_SEEDS" --targets cuda,cuda-3xtf32 \
     --modules-from "$dir/random-f32"
   part random-attention-bf16 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
-    --build-dir "$dir" --seeds 0:20 --dtype bf16 --targets cuda,cuda-cudnn \
+    --build-dir "$dir" --seeds "$KIT_SEEDS" --dtype bf16 --targets cuda,cuda-cudnn \
     --modules-from "$dir/random-bf16"
   part loops 100 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
     --repeat 50 --rounds 2
