@@ -11,7 +11,8 @@ packages=(
   cmake ninja-build g++ ccache python3 python3-numpy python3-dev
   python3-pytest python3-venv pybind11-dev libdlpack-dev
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
-  libflatbuffers-dev flatbuffers-compiler libgtest-dev zlib1g-dev gzip libfarmhash-dev
+  libflatbuffers-dev flatbuffers-compiler libgtest-dev zlib1g-dev gzip xz-utils
+  libfarmhash-dev
   clang libclang-rt-14-dev
   libomp-19-dev libdnnl-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
