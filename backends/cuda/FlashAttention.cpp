@@ -46,7 +46,7 @@
 // kernel over key rows that adds dq in f32 with atomics, else two
 // kernels, over key rows and over query rows). With the pass's
 // f32-tensor-cores, f32 attention and its gradient whose head dims fit
-// (fitsTheF32MmaKernel, fitsTheF32MmaGradient) run on the same kernels in
+// (the same fitsTheMmaKernel, fitsTheMmaGradient) run on the same kernels in
 // 3xTF32 products (splitTF32: each f32 operand as two TF32 words, three
 // m16n8k8 products per product, f32's accuracy), the gradient as its two
 // kernels. Other f16 and bf16
@@ -203,9 +203,13 @@ static int64_t mmaRowGroups(int64_t headDim, int64_t valueDim, bool masked) {
 /// ptxas spills 4 to 20 bytes of it on sm_90. At D = Dv = 128 the forward
 /// takes 64 keys in 168 to 232 registers without spilling (two blocks
 /// per SM), and each tile's rescaling of its 64 accumulators a lane then
-/// serves twice the keys.
-static int64_t mmaTileKeys(int64_t headDim, int64_t valueDim) {
+/// serves twice the keys. In f32 (3xTF32): 64, whose keys and values take
+/// 32 KiB of workgroup memory at D = Dv = 64, and 32 for head dims over 64
+/// (32 KiB at 128).
+static int64_t mmaTileKeys(int64_t headDim, int64_t valueDim, bool f32) {
   int64_t widest = std::max(headDim, valueDim);
+  if (f32)
+    return widest > 64 ? 32 : 64;
   return widest > 64 && widest <= 96 ? 32 : 64;
 }
 
@@ -224,49 +228,23 @@ static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim) {
   return fitsTheMmaKernel(headDim, valueDim) && valueDim % 16 == 0;
 }
 
-/// Whether the f32 forward runs on the tensor cores where the pass's
-/// f32-tensor-cores asks it (buildMma on 3xTF32 products): the tensor-core
-/// kernel's head dims. Up to D = 64 a lane keeps its query rows' words
-/// split (the big and the small parts: 64 registers at D = 64), over it
-/// whole, split per tile (f32TileKeys for the tiles).
-static bool fitsTheF32MmaKernel(int64_t headDim, int64_t valueDim) {
-  return fitsTheMmaKernel(headDim, valueDim);
-}
-
-/// The keys of the f32 tensor-core forward's tiles: 64, whose keys and
-/// values take 32 KiB of workgroup memory in f32 at D = Dv = 64; 32 for
-/// head dims over 64 (32 KiB at 128).
-static int64_t f32TileKeys(int64_t headDim, int64_t valueDim) {
-  return std::max(headDim, valueDim) > 64 ? 32 : 64;
-}
-
-/// Whether the f32 gradient runs on the tensor cores where the pass's
-/// f32-tensor-cores asks it (buildMmaGrad on 3xTF32 products, its two
-/// kernels): the tensor-core gradient's head dims.
-static bool fitsTheF32MmaGradient(int64_t headDim, int64_t valueDim) {
-  return fitsTheMmaGradient(headDim, valueDim);
-}
-
-/// The rows of the other side's tiles in the f32 tensor-core gradient's
-/// kernels: 32, whose staged tiles in f32 words take 32 KiB in the key
-/// kernel at D = Dv = 64 (four of them) and 24 KiB in the query kernel
-/// (three); 16 for head dims over 64, which keeps them within 48 KiB at
-/// 128.
-static int64_t f32GradientTile(int64_t headDim, int64_t valueDim) {
-  return std::max(headDim, valueDim) > 64 ? 16 : 32;
-}
-
 /// The rows of the other side's tiles in the tensor-core gradient's
 /// kernels: the forward's keys a tile, but for head dims over 96 16
 /// queries in the key kernel, whose f32 accumulators (dk and dv, 2 x 64
 /// registers a lane at 128) leave too few registers for wider tiles'
 /// scores (with 32, ptxas spills 16 to 88 bytes on sm_90), and 32 keys in
 /// the query kernel (dq without atomics), which takes them in 168 to 182
-/// registers without spilling.
+/// registers without spilling. In f32 (3xTF32), both kernels: 32, whose
+/// staged tiles in f32 words take 32 KiB in the key kernel at D = Dv = 64
+/// (four of them) and 24 KiB in the query kernel (three); 16 for head dims
+/// over 64, which keeps them within 48 KiB at 128.
 static int64_t mmaGradientTile(int64_t headDim, int64_t valueDim,
-                               bool keyKernel) {
-  if (std::max(headDim, valueDim) <= 96)
-    return mmaTileKeys(headDim, valueDim);
+                               bool keyKernel, bool f32) {
+  int64_t widest = std::max(headDim, valueDim);
+  if (f32)
+    return widest > 64 ? 16 : 32;
+  if (widest <= 96)
+    return mmaTileKeys(headDim, valueDim, /*f32=*/false);
   return keyKernel ? 16 : 32;
 }
 
@@ -412,7 +390,7 @@ public:
                   ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
                   int64_t headDim);
   /// The tensor-core forward kernel, for f16 and bf16 buffers where
-  /// fitsTheMmaKernel, and f32 ones where fitsTheF32MmaKernel.
+  /// fitsTheMmaKernel, and f32 ones there too under f32TensorCores.
   void buildMma(Value query, Value key, Value value, Value mask, Value out,
                 Value lse, double scale, bool causal, int64_t batch,
                 ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
@@ -1730,7 +1708,7 @@ private:
   /// atomics rather than two that each recompute p.
   bool gradientAtomics;
   /// Whether an f32 forward whose head dims fit runs on tensor cores in
-  /// 3xTF32 products (fitsTheF32MmaKernel).
+  /// 3xTF32 products (fitsTheMmaKernel, fitsTheMmaGradient).
   bool f32TensorCores;
   Value zero, one;
   SmallVector<Value> leadingIndices;
@@ -1790,7 +1768,7 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
     call.erase();
     return success();
   }
-  if (half || (f32TensorCores && fitsTheF32MmaKernel(headDim, valueDim))) {
+  if (half || (f32TensorCores && fitsTheMmaKernel(headDim, valueDim))) {
     buildMma(query, key, value, mask, out, lse, scale, causal, batch, leading,
              queries, keys, headDim, valueDim);
     call.erase();
@@ -2077,8 +2055,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   Type element = cast<MemRefType>(query.getType()).getElementType();
   bool single = element.isF32();
   Type i32 = b.getI32Type();
-  int64_t tileKeys =
-      single ? f32TileKeys(headDim, valueDim) : mmaTileKeys(headDim, valueDim);
+  int64_t tileKeys = mmaTileKeys(headDim, valueDim, single);
   int64_t groups = single ? 1 : mmaRowGroups(headDim, valueDim, bool(mask));
   int64_t blockRows = kMmaRows * groups;
   int64_t threads = 32 * kMmaWarps;
@@ -2260,7 +2237,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 
 /// The gradient on tensor cores, for f16 and bf16 (FlashAttention-2's
 /// backward, on buildMma's fragments and staged tiles; for f32 on its
-/// 3xTF32 products, always the two kernels, tiles of 32), as kernels that
+/// 3xTF32 products, always the two kernels), as kernels that
 /// recompute p = exp(s - lse) and ds = p (dp - rowsum(dO * O)) per tile:
 ///   dk, dv: a block's kMmaWarps warps own 16 key rows each, whose keys
 ///     and values are A operands in registers, read once. Per tile of
@@ -2296,13 +2273,10 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
         resultGrad = operands[3], lse = operands[4], delta = operands[5];
   Type element = cast<MemRefType>(query.getType()).getElementType();
   Type i32 = b.getI32Type();
-  // f32 (3xTF32): tiles of f32GradientTile rows of the other side.
   bool single = element.isF32();
   int64_t values = perWord(element);
   int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-  int64_t tile = single
-                     ? f32GradientTile(headDim, valueDim)
-                     : mmaGradientTile(headDim, valueDim, /*keyKernel=*/true);
+  int64_t tile = mmaGradientTile(headDim, valueDim, /*keyKernel=*/true, single);
   int64_t threads = 32 * kMmaWarps;
   // A warp's own rows as A operands take 16 registers a lane per 64 dims,
   // read once; for head dims over 64 they are read again per tile (from
@@ -2562,8 +2536,7 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   } else if (queries != 0) {
     // dq: query rows, key tiles.
     int64_t keysPerTile =
-        single ? f32GradientTile(headDim, valueDim)
-               : mmaGradientTile(headDim, valueDim, /*keyKernel=*/false);
+        mmaGradientTile(headDim, valueDim, /*keyKernel=*/false, single);
     Own o = launchOwn(queries, Longest::Last,
                       elementBytes * keys * (2 * headDim + valueDim),
                       {words(keysPerTile, headDim / values),
@@ -2905,7 +2878,7 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   int64_t batch = 1;
   for (int64_t d : leading)
     batch *= d;
-  if (half || (f32TensorCores && fitsTheF32MmaGradient(headDim, valueDim))) {
+  if (half || (f32TensorCores && fitsTheMmaGradient(headDim, valueDim))) {
     if (batch != 0)
       buildMmaGrad({query, key, value, resultGrad, lse, delta}, mask,
                    {queryGrad, keyGrad, valueGrad}, scale, causal, batch,
