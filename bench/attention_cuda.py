@@ -74,6 +74,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import attention as A  # noqa: E402  (the modules and shapes of the CPU bench)
+import prebuilt  # noqa: E402
 
 TOL = {"f32": 2e-3, "bf16": 1e-2}
 ARCHES = (70, 75, 80, 86, 89, 90)  # kiln-compile --cuda-arch
@@ -97,20 +98,9 @@ def parse_args(argv=None):
     p.add_argument("--output", default=None,
                    help="markdown report (default BUILD/bench-attention-cuda.md, "
                    "-bf16.md for --dtype bf16)")
-    p.add_argument("--emit-modules", default=None, metavar="DIR",
-                   help="compile the modules of these --sizes and --dtype for "
-                   "--arch into DIR and stop (no GPU or PyTorch needed)")
-    p.add_argument("--arch", default=None,
-                   help="with --emit-modules: the GPU's sm_XX (kiln-compile "
-                   "--cuda-arch)")
-    p.add_argument("--modules-from", default=None, metavar="DIR",
-                   help="run the modules --emit-modules wrote into DIR instead "
-                   "of compiling them (the GPU machine needs kiln-run only)")
+    prebuilt.add_options(p)
     args = p.parse_args(argv)
-    if args.emit_modules and not args.arch:
-        p.error("--emit-modules needs --arch, e.g. --arch sm_90")
-    if args.emit_modules and args.modules_from:
-        p.error("--emit-modules and --modules-from exclude each other")
+    prebuilt.check_options(p, args)
     try:
         args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:
@@ -189,9 +179,7 @@ def compile_module(tools, args, arch, system, n, causal, mode, directory):
     module = source[:-5] + ".kmod"
     with open(source, "w") as f:
         f.write(text)
-    # Modules for another machine: host code any x86-64 of the last decade
-    # runs, not this machine's (AVX-512, say).
-    host = ["--target-cpu=x86-64-v3"] if args.emit_modules else []
+    host = prebuilt.HOST_FLAGS if args.emit_modules else []
     c = subprocess.run([os.path.join(tools, "kiln-compile"), source,
                         "--target=cuda", f"--cuda-arch={arch}", "-o", module]
                        + host + SYSTEM_FLAGS[system], capture_output=True, text=True)
@@ -202,9 +190,7 @@ def compile_module(tools, args, arch, system, n, causal, mode, directory):
 
 def emit_modules(args):
     """--emit-modules: every module of the run, compiled for --arch."""
-    os.makedirs(args.emit_modules, exist_ok=True)
-    with open(os.path.join(args.emit_modules, "ARCH"), "w") as f:
-        f.write(args.arch + "\n")
+    prebuilt.start(args.emit_modules, args.arch)
     tools = os.path.join(args.build_dir, "bin")
     failed = 0
     for n, mode, causal in cells(args):
@@ -302,6 +288,14 @@ def main(argv=None):
     args = parse_args(argv)
     if args.emit_modules:
         return emit_modules(args)
+    if args.modules_from:
+        problem = prebuilt.missing(args.modules_from, [
+            module_name(args, system, n, A.function_name(causal, mode))
+            for n, mode, causal in cells(args)
+            for system in systems(args, n, mode)])
+        if problem:
+            print(f"attention_cuda.py: {problem}", file=sys.stderr)
+            return 2
     torch = cuda_torch("attention_cuda.py")
     if torch is None:
         return 77
@@ -309,11 +303,9 @@ def main(argv=None):
     arch = cuda_arch(torch)
     if args.modules_from:
         try:
-            with open(os.path.join(args.modules_from, "ARCH")) as f:
-                arch = f.read().strip()
-        except OSError as e:
-            print(f"attention_cuda.py: --modules-from {args.modules_from}: {e} "
-                  "(write it with --emit-modules)", file=sys.stderr)
+            arch = prebuilt.arch_of(args.modules_from)
+        except RuntimeError as e:
+            print(f"attention_cuda.py: {e}", file=sys.stderr)
             return 2
     rng = np.random.default_rng(A.SEED)
     rows, problems = [], []
@@ -341,11 +333,8 @@ def main(argv=None):
         for system in systems(args, n, mode):
             try:
                 if args.modules_from:
-                    module = os.path.join(args.modules_from,
-                                          module_name(args, system, n, fn) + ".kmod")
-                    if not os.path.exists(module):
-                        raise RuntimeError(f"{module} is missing (--emit-modules "
-                                           "with the same --sizes and --dtype)")
+                    module = prebuilt.module(args.modules_from,
+                                             module_name(args, system, n, fn))
                 else:
                     module = compile_module(tools, args, arch, system, n, causal,
                                             mode, work)

@@ -19,7 +19,11 @@ result is checked against the chain computed by PyTorch in float64.
 
 Needs a CUDA GPU with its driver, PyTorch built with CUDA in this
 interpreter, and kiln's tools in KILN_BUILD_DIR (default build/ beside
-bench/) or --build-dir. The report goes to --output (default
+bench/) or --build-dir. For a GPU machine without kiln-compile (or LLVM),
+`--emit-modules DIR --arch sm_90` compiles the modules of the same
+--sizes, --dtypes, --chain and --kernel-max into DIR on any machine with
+kiln built (no GPU or PyTorch), and `--modules-from DIR` runs those with
+kiln-run alone. The report goes to --output (default
 BUILD/bench-gemm-cuda.md) and to stdout.
 """
 
@@ -35,6 +39,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import prebuilt  # noqa: E402
 from attention_cuda import cuda_arch, cuda_torch, run_kiln  # noqa: E402
 TOL = {"f32": 1e-4, "bf16": 5e-2}
 
@@ -55,7 +60,9 @@ def parse_args(argv=None):
                                                          os.path.join(ROOT, "build")))
     p.add_argument("--output", default=None,
                    help="markdown report (default BUILD/bench-gemm-cuda.md)")
+    prebuilt.add_options(p)
     args = p.parse_args(argv)
+    prebuilt.check_options(p, args)
     try:
         args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:
@@ -81,17 +88,37 @@ def chain_module(n, dtype, length):
     return "\n".join(lines)
 
 
-def compile_module(tools, text, path, arch, library):
-    src = path[:-len(".kmod")] + ".mlir"
-    with open(src, "w") as f:
-        f.write(text)
-    cmd = [os.path.join(tools, "kiln-compile"), src, "--target=cuda",
-           f"--cuda-arch={arch}", "-o", path]
-    if not library:
-        cmd.append("--no-cublas")
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stdout}{r.stderr}")
+def flavours(args, n):
+    """(name, through cuBLASLt) of kiln's products timed at N = n."""
+    return [("cublas", True)] + ([("kernel", False)] if n <= args.kernel_max
+                                 else [])
+
+
+def module_name(n, dtype, flavour, length):
+    return f"chain_{n}_{dtype}_{flavour}_{length}"
+
+
+def emit_modules(args, folder, arch, host=()):
+    """Every module of the run, compiled for `arch` into `folder`."""
+    prebuilt.start(folder, arch)
+    tools = os.path.join(args.build_dir, "bin")
+    for n in args.sizes:
+        for dtype in args.dtypes:
+            for flavour, library in flavours(args, n):
+                for length in (1, args.chain):
+                    name = module_name(n, dtype, flavour, length)
+                    src = os.path.join(folder, name + ".mlir")
+                    with open(src, "w") as f:
+                        f.write(chain_module(n, dtype, length))
+                    cmd = [os.path.join(tools, "kiln-compile"), src,
+                           "--target=cuda", f"--cuda-arch={arch}", "-o",
+                           os.path.join(folder, name + ".kmod"), *host]
+                    if not library:
+                        cmd.append("--no-cublas")
+                    r = subprocess.run(cmd, capture_output=True, text=True)
+                    if r.returncode != 0:
+                        raise RuntimeError(f"{' '.join(cmd)} failed:\n"
+                                           f"{r.stdout}{r.stderr}")
 
 
 def torch_product_time(torch, a, b, length, repeat):
@@ -122,15 +149,31 @@ def rel_error(x, ref):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.emit_modules:
+        emit_modules(args, args.emit_modules, args.arch, prebuilt.HOST_FLAGS)
+        return 0
+    if args.modules_from:
+        problem = prebuilt.missing(args.modules_from, [
+            module_name(n, dtype, flavour, length) for n in args.sizes
+            for dtype in args.dtypes for flavour, _ in flavours(args, n)
+            for length in (1, args.chain)])
+        if problem:
+            print(f"gemm_cuda.py: {problem}", file=sys.stderr)
+            return 2
     torch = cuda_torch("gemm_cuda.py")
     if torch is None:
         return 77
     tools = os.path.join(args.build_dir, "bin")
-    arch = cuda_arch(torch)
     props = torch.cuda.get_device_properties(0)
     rng = np.random.default_rng(0)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        modules = args.modules_from or tmp
+        if args.modules_from:
+            arch = prebuilt.arch_of(modules)
+        else:
+            arch = cuda_arch(torch)
+            emit_modules(args, modules, arch)
         for n in args.sizes:
             bound = np.sqrt(3.0 / n)
             a = rng.uniform(-bound, bound, (n, n)).astype(np.float32)
@@ -151,15 +194,11 @@ def main(argv=None):
                     paths.append(path)
                 row = {"n": n, "dtype": dtype}
                 row["torch"] = torch_product_time(torch, ta, tb, args.chain, args.repeat)
-                flavours = [("cublas", True)]
-                if n <= args.kernel_max:
-                    flavours.append(("kernel", False))
-                for flavour, library in flavours:
+                for flavour, _ in flavours(args, n):
                     times = {}
                     for length in (1, args.chain):
-                        module = os.path.join(tmp, f"chain_{n}_{dtype}_{flavour}_{length}.kmod")
-                        compile_module(tools, chain_module(n, dtype, length), module, arch,
-                                       library)
+                        module = prebuilt.module(
+                            modules, module_name(n, dtype, flavour, length))
                         out = os.path.join(tmp, f"out_{flavour}_{length}")
                         os.makedirs(out, exist_ok=True)
                         times[length], _, outputs = run_kiln(

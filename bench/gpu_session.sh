@@ -14,11 +14,15 @@
 #       (attention_cuda.py --emit-modules); 20 random attentions in f32
 #       (kiln's f32 kernels and --cuda-attention-3xtf32) and 20 in bf16
 #       (kiln's tensor-core kernels and --cuda-cudnn-attention)
-#       (random_attention.py --emit-modules); kiln-run and the CUDA
-#       plug-ins (DIR/bin, DIR/lib/kiln). --smoke makes a small kit in
-#       seconds (N = 1024, two seeds of each, the e2e programs with a
-#       `while`) for checking the kit itself; DIR/kit.env records what
-#       DIR holds, which check follows.
+#       (random_attention.py --emit-modules); the rest of the issue's
+#       goal table: the 4096^3 products in f32 and bf16
+#       (gemm_cuda.py --emit-modules), the MLP training step, transformer
+#       layer, RNN and `while` workloads (workloads_cuda.py), ResNet-50
+#       inference and training step (resnet_cuda.py); kiln-run and the
+#       CUDA plug-ins (DIR/bin, DIR/lib/kiln). --smoke makes a small kit
+#       in seconds (N = 1024, two seeds of each, the e2e programs with a
+#       `while`, products of 256) for checking the kit itself;
+#       DIR/kit.env records what DIR holds, which check follows.
 #
 #   bench/gpu_session.sh check KIT OUT [--quick] [--only PART,...]
 #                                      [--limit PART=SECONDS ...]
@@ -40,18 +44,21 @@
 #         5. loops.log: every end-to-end program, random program and
 #            random gradient on the GPU against the CPU's outputs, its
 #            loops as CUDA graphs and as host loops, and the `while`
-#            workload timed (about 400 cases).
+#            workload timed (about 420 cases).
 #       The parts' limits (180, 80, 130, 50, 50 and 100 s) keep the whole
 #       under the 10 minutes of one device call; a part cut off keeps what
 #       its log had printed (the attention benches print each row as it is
-#       measured). --quick keeps the attention benches to N = 1024 and
+#       measured). The rest of the goal table runs only when --only names
+#       it: gemm-f32.md and gemm-bf16.md (40 s each), workloads.md
+#       (against PyTorch eager and torch.compile, 240 s) and resnet.md
+#       (150 s). --quick keeps the attention benches to N = 1024 and
 #       4096; --only runs the named parts (attention-f32, ncu-attention,
 #       attention-bf16, random-attention-f32, random-attention-bf16,
-#       loops), e.g. the rest of a run in a second call; --limit changes
-#       a part's limit (the 400 cases of loops may need more than 100 s:
-#       a second call with --only loops --limit loops=500). Exit status 1
-#       if any part failed or ran out of time (the summary in
-#       OUT/summary.txt names which).
+#       loops, gemm-f32, gemm-bf16, workloads, resnet), e.g. the rest of a
+#       run in a second call; --limit changes a part's limit (the 420
+#       cases of loops may need more than 100 s: a second call with
+#       --only loops --limit loops=500). Exit status 1 if any part failed
+#       or ran out of time (the summary in OUT/summary.txt names which).
 #
 # The modules are for one GPU architecture (--arch, default sm_90 as the
 # H100 and H200), their host code for x86-64-v3.
@@ -114,12 +121,12 @@ PY
 prepare() {
   local dir="$1"; shift
   local build="$ROOT/build" arch=sm_90
-  local sizes=1024,4096,16384 seeds=0:20 programs=all fuzz=0:40
+  local sizes=1024,4096,16384 seeds=0:20 programs=all fuzz=0:40 gemm=4096
   while [ $# -gt 0 ]; do
     case "$1" in
       --build-dir) build="$2"; shift ;;
       --arch) arch="$2"; shift ;;
-      --smoke) sizes=1024 seeds=0:2 programs=while fuzz=0:2 ;;
+      --smoke) sizes=1024 seeds=0:2 programs=while fuzz=0:2 gemm=256 ;;
       *) echo "gpu_session.sh prepare: unknown argument '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -129,7 +136,8 @@ prepare() {
   rm -rf "$dir" && mkdir -p "$dir" || exit 2
   local py=/usr/bin/python3 failed=0
   local largest="${sizes##*,}"
-  printf 'KIT_SIZES=%s\nKIT_SEEDS=%s\n' "$sizes" "$seeds" >"$dir/kit.env"
+  printf 'KIT_SIZES=%s\nKIT_SEEDS=%s\nKIT_GEMM=%s\n' "$sizes" "$seeds" "$gemm" \
+    >"$dir/kit.env"
   "$py" "$HERE/graph_loops_cuda.py" prepare "$dir/loops" --build-dir "$build" \
     --programs "$programs" --fuzz-seeds "$fuzz" --fuzz-grad \
     >"$dir/prepare-loops.log" 2>&1 || failed=1
@@ -147,6 +155,21 @@ prepare() {
     --seeds "$seeds" --dtype bf16 --targets cuda,cuda-cudnn --arch "$arch" \
     --emit-modules "$dir/random-bf16" >"$dir/prepare-random-bf16.log" 2>&1 ||
     failed=1
+  # bf16 products take a few hundredths of a millisecond: a chain of 101
+  # keeps their difference above the noise of a call (f32 needs 11), as in
+  # bench/cuda.sh.
+  "$py" "$HERE/gemm_cuda.py" --build-dir "$build" --sizes "$gemm" \
+    --dtypes f32 --emit-modules "$dir/gemm-f32" --arch "$arch" \
+    >"$dir/prepare-gemm.log" 2>&1 || failed=1
+  "$py" "$HERE/gemm_cuda.py" --build-dir "$build" --sizes "$gemm" \
+    --dtypes bf16 --chain 101 --kernel-max 0 --emit-modules "$dir/gemm-bf16" \
+    --arch "$arch" >>"$dir/prepare-gemm.log" 2>&1 || failed=1
+  "$py" "$HERE/workloads_cuda.py" --build-dir "$build" \
+    --emit-modules "$dir/workloads" --arch "$arch" \
+    >"$dir/prepare-workloads.log" 2>&1 || failed=1
+  "$py" "$HERE/resnet_cuda.py" --build-dir "$build" \
+    --only resnet50,resnet50_train --emit-modules "$dir/resnet" --arch "$arch" \
+    >"$dir/prepare-resnet.log" 2>&1 || failed=1
   mkdir -p "$dir/bin" "$dir/lib/kiln"
   cp "$build/bin/kiln-run" "$dir/bin/" || failed=1
   # The plug-ins this build has (cuBLASLt's and cuDNN's, where found).
@@ -154,7 +177,8 @@ prepare() {
   for plugin in "$build"/lib/kiln/libkiln_cuda_*.so; do
     [ -e "$plugin" ] && { cp "$plugin" "$dir/lib/kiln/" || failed=1; }
   done
-  find "$dir" -name '*.mlir' -path '*attention-*' -delete
+  find "$dir" -name '*.mlir' \( -path '*attention-*' -o -path '*gemm-*' \
+    -o -path '*workloads*' -o -path '*resnet*' \) -delete
   if [ "$failed" = 1 ]; then
     echo "gpu_session.sh prepare: a step failed; see $dir/prepare-*.log" >&2
     exit 1
@@ -179,7 +203,7 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     dir="$kit"
   fi
   dir="$(cd "$dir" && pwd)" || exit 2
-  local KIT_SIZES=1024,4096,16384 KIT_SEEDS=0:20
+  local KIT_SIZES=1024,4096,16384 KIT_SEEDS=0:20 KIT_GEMM=4096
   [ -f "$dir/kit.env" ] && . "$dir/kit.env"
   local quick=0 only="" limits=()
   while [ $# -gt 0 ]; do
@@ -202,10 +226,17 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
   fi >"$summary" 2>&1
   # Part NAME LIMIT COMMAND...: runs COMMAND under LIMIT seconds into
   # OUT/NAME.log, and notes its end in the summary.
+  # A part of the rest of the goal table (gemm, workloads, resnet) runs
+  # only where --only names it.
+  local table=",gemm-f32,gemm-bf16,workloads,resnet,"
   part() {
     local name="$1" limit="$2"; shift 2
     local start=$SECONDS rc
-    [ -z "$only" ] || [[ "$only" == *",$name,"* ]] || return 0
+    if [ -z "$only" ]; then
+      [[ "$table" == *",$name,"* ]] && return 0
+    else
+      [[ "$only" == *",$name,"* ]] || return 0
+    fi
     local given
     for given in "${limits[@]}"; do
       [ "${given%%=*}" = "$name" ] && limit="${given#*=}"
@@ -234,6 +265,21 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     --modules-from "$dir/random-bf16"
   part loops 100 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
     --repeat 50 --rounds 2
+  local scratch
+  scratch="$(mktemp -d)" || exit 2
+  part gemm-f32 40 "$PYTHON" "$HERE/gemm_cuda.py" --build-dir "$dir" \
+    --sizes "$KIT_GEMM" --dtypes f32 --modules-from "$dir/gemm-f32" \
+    --output "$out/gemm-f32.md"
+  part gemm-bf16 40 "$PYTHON" "$HERE/gemm_cuda.py" --build-dir "$dir" \
+    --sizes "$KIT_GEMM" --dtypes bf16 --chain 101 --kernel-max 0 \
+    --modules-from "$dir/gemm-bf16" --output "$out/gemm-bf16.md"
+  part workloads 240 "$PYTHON" "$HERE/workloads_cuda.py" --build-dir "$dir" \
+    --modules-from "$dir/workloads" --work-dir "$scratch/workloads" \
+    --time-budget 0.5 --output "$out/workloads.md"
+  part resnet 150 "$PYTHON" "$HERE/resnet_cuda.py" --build-dir "$dir" \
+    --only resnet50,resnet50_train --modules-from "$dir/resnet" \
+    --work-dir "$scratch/resnet" --output "$out/resnet.md"
+  rm -rf "$scratch"
   cat "$summary"
   return "$status"
 }

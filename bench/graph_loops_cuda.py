@@ -4,24 +4,33 @@
 Two steps, so that the GPU machine needs neither the compiler nor LLVM:
 
     python3 bench/graph_loops_cuda.py prepare DIR [--build-dir build]
-            [--programs all] [--fuzz-seeds A:B,S,...] [--fuzz-grad]
-            [--baseline NAME=BUILD ...]
+            [--programs while|all|NAME,...] [--fuzz-seeds A:B,S,...]
+            [--fuzz-grad] [--baseline NAME=BUILD ...]
         (on any machine with kiln built) compiles every public function of
         the end-to-end programs that hold a kiln.while (test/e2e; with
         --programs all, of every end-to-end program the CUDA backend
-        compiles; with --fuzz-seeds A:B, also the random programs of
+        compiles; with --programs NAME,..., of test/e2e/NAME.mlir for each
+        NAME; with --fuzz-seeds A:B, also the random programs of
         `kiln-program-fuzz --print SEED` for SEED in [A, B), and for each
         further seed S in the comma-separated list, that it
         compiles; with --fuzz-grad, also each one's gradient, kiln-grad's
         @main_grad, where kiln-grad derives it) and the data-dependent while of bench/workloads.py for
         --target=cuda (sm_90 PTX, host code for x86-64-v3) and for the CPU,
         draws inputs as the end-to-end harness does (floats in [-2, 2],
-        integers in [-8, 8], fair booleans), and keeps the CPU module's
-        outputs as the expected ones; copies kiln-run and the CUDA plug-ins
+        integers in [-8, 8], fair booleans; bf16 inputs as f32 files, which
+        kiln-run rounds to bf16), and keeps the CPU module's outputs as
+        the expected ones; the function's kiln.e2e_atol and
+        kiln.e2e_half_rtol go with them; copies kiln-run and the CUDA plug-ins
         into DIR. --baseline NAME=BUILD also compiles the workload with
         BUILD/bin/kiln-compile (another revision's build directory) and
         copies its BUILD/bin/kiln-run (the runtime of that revision, which
         its module calls), timed beside this one's.
+
+    python3 bench/graph_loops_cuda.py prepare DIR --target cuda-on-cpu ...
+        the same cases with the CUDA backend's kernels run on the host
+        (kiln-compile --target=cuda-on-cpu), without the workload, for
+        checking this script and the kernels on a machine without a GPU
+        (test/graph_loops_on_cpu.sh); check runs them with --device cpu.
 
     python3 bench/graph_loops_cuda.py check DIR [--repeat 200]
         (on the GPU machine, numpy only) runs each CUDA module with its
@@ -33,8 +42,12 @@ Two steps, so that the GPU machine needs neither the compiler nor LLVM:
         each module is called three times (kiln-run --repeat 2) and the
         last call's outputs are compared: the runtime captures a call whose
         host code only queues device work at its second call and launches
-        that graph again at the third. Exit status 1 if any output is
-        off.
+        that graph again at the third. An output passes within --tolerance
+        of its largest magnitude, or element by element within the
+        end-to-end harness's CUDA tolerance (test/e2e/README.md; f16 and
+        bf16 two steps of their precision, one for each side's rounding,
+        or the function's kiln.e2e_half_rtol). Exit status 1 if any output
+        is off.
 """
 
 import argparse
@@ -54,22 +67,38 @@ DTYPES = {"f32": "<f4", "f64": "<f8", "f16": "<f2", "i1": "|b1", "i8": "|i1",
           "ui16": "<u2", "ui32": "<u4", "ui64": "<u8"}
 
 
+def tensor_types(text):
+    """[(dims, dtype)] of the tensor types in text (None for a dynamic
+    extent)."""
+    types = []
+    for tensor in re.findall(r"tensor<([^>]*)>", text):
+        parts = tensor.split("x")
+        dims = [int(d) if d.isdigit() else None for d in parts[:-1]]
+        types.append((dims, parts[-1]))
+    return types
+
+
 def signatures(text):
-    """(name, [(dims, dtype)]) of each public function of a kiln program."""
+    """(name, inputs, results, attributes) of each public function of a
+    kiln program: inputs and results as tensor_types gives them, and the
+    end-to-end harness's tolerance attributes (kiln.e2e_atol,
+    kiln.e2e_half_rtol) as {name: value}."""
     found = []
-    for match in re.finditer(r"^\s*func\.func @(\w+)\(([^)]*)\)", text, re.M):
-        inputs = []
-        for tensor in re.findall(r"tensor<([^>]*)>", match.group(2)):
-            parts = tensor.split("x")
-            dims = [int(d) if d.isdigit() else None for d in parts[:-1]]
-            inputs.append((dims, parts[-1]))
-        found.append((match.group(1), inputs))
+    for match in re.finditer(
+            r"^\s*func\.func @(\w+)\(([^)]*)\)\s*(?:->\s*(\([^)]*\)|"
+            r"tensor<[^>]*>))?\s*(?:attributes\s*\{([^}]*)\})?", text, re.M):
+        attributes = {name: float(value) for name, value in re.findall(
+            r"kiln\.(e2e_atol|e2e_half_rtol)\s*=\s*([-+.\deE]+)",
+            match.group(4) or "")}
+        found.append((match.group(1), tensor_types(match.group(2)),
+                      tensor_types(match.group(3) or ""), attributes))
     return found
 
 
 def random_input(np, rng, dims, dtype):
-    if dtype.startswith("f"):
-        return rng.uniform(-2, 2, dims).astype(DTYPES[dtype])
+    if dtype.startswith("f") or dtype == "bf16":
+        # A bf16 input travels as <f4: kiln-run rounds it to bf16.
+        return rng.uniform(-2, 2, dims).astype(DTYPES.get(dtype, "<f4"))
     if dtype == "i1":
         return rng.integers(0, 2, dims).astype(bool)
     values = rng.integers(-8, 9, dims)
@@ -89,20 +118,30 @@ def prepare(args):
     sys.path.insert(0, HERE)
     import workloads as W
 
+    if args.target == "cuda-on-cpu" and args.baseline:
+        raise SystemExit("--baseline times the GPU workload, which "
+                         "--target=cuda-on-cpu leaves out")
     out = os.path.abspath(args.dir)
     os.makedirs(out, exist_ok=True)
     scratch = os.path.join(out, "cpu")
     os.makedirs(scratch, exist_ok=True)
     compile_ = os.path.join(args.build_dir, "bin", "kiln-compile")
     kiln_run = os.path.join(args.build_dir, "bin", "kiln-run")
-    programs = PROGRAMS
-    if args.programs == "all":
-        e2e = os.path.join(ROOT, "test", "e2e")
+    on_cpu = args.target == "cuda-on-cpu"
+    e2e = os.path.join(ROOT, "test", "e2e")
+    if args.programs == "while":
+        programs = PROGRAMS
+    elif args.programs == "all":
         with open(os.path.join(e2e, "cuda_exclusions.txt")) as f:
             excluded = {line.strip() for line in f
                         if line.strip() and not line.startswith("#")}
         programs = sorted(p for p in os.listdir(e2e) if p.endswith(".mlir")
                           and p[:-5] not in excluded and p not in excluded)
+    else:
+        programs = [name + ".mlir" for name in args.programs.split(",")]
+        for name in programs:
+            if not os.path.exists(os.path.join(e2e, name)):
+                raise SystemExit(f"--programs: no test/e2e/{name}")
     sources = [(p[:-5], open(os.path.join(ROOT, "test", "e2e", p)).read())
                for p in programs]
     # Random programs of kiln-program-fuzz's generator (each a @main).
@@ -128,12 +167,16 @@ def prepare(args):
             derived = run([kiln_opt, os.path.join(scratch, "fuzz.mlir"),
                            "--kiln-grad=function=main"], check=False)
             if derived.returncode != 0:
+                errors = [line for line in derived.stderr.splitlines()
+                          if "error:" in line]
                 print(f"fuzz_{seed}_grad: left out (kiln-grad refuses it):",
-                      derived.stderr.strip().splitlines()[-1:])
+                      (errors or derived.stderr.strip().splitlines() or
+                       ["?"])[0])
                 continue
             sources.append((f"fuzz_{seed}_grad", derived.stdout))
     solver = W.WhileSolver(False)
-    sources.append(("while_solver", solver.mlir()))
+    if not on_cpu:
+        sources.append(("while_solver", solver.mlir()))
     cases = []
     rng = np.random.default_rng(7)
     for program, text in sources:
@@ -143,8 +186,12 @@ def prepare(args):
         cuda = os.path.join(out, program + ".cuda.kmod")
         # The CPU modules only make the expected outputs: kept out of DIR.
         cpu = os.path.join(scratch, program + ".cpu.kmod")
-        compiled = run([compile_, source, "--target=cuda", "--cuda-arch=sm_90",
-                        "--target-cpu=x86-64-v3", "-o", cuda], check=False)
+        # cuda-on-cpu: the kernels run on the host, at -O1 as
+        # test/fuzz/random_attention.py compiles them.
+        target = (["--target=cuda-on-cpu", "-O1"] if on_cpu else
+                  ["--target=cuda", "--cuda-arch=sm_90",
+                   "--target-cpu=x86-64-v3"])
+        compiled = run([compile_, source, *target, "-o", cuda], check=False)
         if compiled.returncode != 0:
             # A random program may use what the CUDA backend refuses.
             if not program.startswith("fuzz_"):
@@ -154,14 +201,13 @@ def prepare(args):
             continue
         run([compile_, source, "-o", cpu])
         loops = "kiln.while" in text
-        for function, inputs in signatures(text):
+        for function, inputs, results, attributes in signatures(text):
             if program.endswith("_grad") and function == "main":
                 continue  # The program's own case has it.
             case = f"{program}.{function}"
-            # numpy has no bf16, and a dynamic extent has no size to draw.
-            if any(dtype not in DTYPES or None in dims
-                   for dims, dtype in inputs):
-                print(f"{case}: left out (bf16 or dynamic input)")
+            # A dynamic extent has no size to draw.
+            if any(None in dims for dims, _ in inputs):
+                print(f"{case}: left out (dynamic input)")
                 continue
             folder = os.path.join(out, case)
             os.makedirs(folder, exist_ok=True)
@@ -187,7 +233,9 @@ def prepare(args):
                 continue
             cases.append({"case": case, "module": os.path.basename(cuda),
                           "function": function, "inputs": files,
-                          "loops": loops})
+                          "loops": loops and not on_cpu,
+                          "results": [dtype for _, dtype in results],
+                          **attributes})
     baselines = []
     for spec in args.baseline:
         name, build = spec.split("=", 1)
@@ -211,6 +259,7 @@ def prepare(args):
             shutil.copy(path, plugins)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump({"cases": cases, "workload": "while_solver.fixed_point",
+                   "device": "cpu" if on_cpu else "cuda",
                    "baselines": baselines,
                    "title": solver.desc, "step": solver.step,
                    "tolerance": solver.tol_residual,
@@ -218,12 +267,12 @@ def prepare(args):
     print(f"{len(cases)} cases in {out}")
 
 
-def call(folder, case, graphs, extra=(), runner="."):
+def call(folder, case, graphs, extra=(), runner=".", device="cuda"):
     env = dict(os.environ, KILN_CUDA_GRAPHS="1" if graphs else "0")
     outputs = os.path.join(folder, case["case"],
                            "graphs" if graphs else "host")
     command = [os.path.join(folder, runner, "bin", "kiln-run"),
-               os.path.join(folder, case["module"]), "--device", "cuda",
+               os.path.join(folder, case["module"]), "--device", device,
                "--function", case["function"], "--output-dir", outputs,
                "--stats", *extra]
     for name in case["inputs"]:
@@ -231,28 +280,74 @@ def call(folder, case, graphs, extra=(), runner="."):
     return run(command, env=env, check=False), outputs
 
 
-def compare(np, expected, actual):
-    """The largest error relative to the expected output's scale, or None
-    when an output is missing or differs in shape or dtype."""
-    worst = 0.0
+def half_step(np, values, bf16):
+    """The spacing of f16 or bf16 numbers at each of values."""
+    mantissa, smallest = (7, -126) if bf16 else (10, -14)
+    _, exponent = np.frexp(np.where(np.isfinite(values), values, 0))
+    return np.ldexp(1.0, np.maximum(exponent - 1, smallest) - mantissa)
+
+
+def within_e2e_tolerance(np, want, got, dtype, case):
+    """Whether every element of got is within the end-to-end harness's CUDA
+    tolerance of want (test/support/TensorCompare.cpp): f32 within
+    atol + 1e-4 |want|, atol 1e-5 or the function's kiln.e2e_atol; f16 and
+    bf16 within atol + kiln.e2e_half_rtol |want| where the function sets it,
+    or within two steps of their precision (the harness allows one step
+    against the exact value; here the expected output is the CPU's, which
+    may be a step away from it too); f64 within 1e-11."""
+    atol = max(1e-5, case.get("e2e_atol", 0.0))
+    half = dtype in ("f16", "bf16")
+    if dtype == "f64":
+        rtol = atol = 1e-11
+    elif half and "e2e_half_rtol" in case:
+        rtol = case["e2e_half_rtol"]
+    elif half:
+        rtol = atol = 1e-11
+    else:
+        rtol = 1e-4
+    bound = atol + rtol * np.abs(want)
+    if half:
+        bound = np.maximum(bound, 2 * half_step(np, want, dtype == "bf16"))
+    same = (want == got) | (np.isnan(want) & np.isnan(got))
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(same | (np.abs(want - got) <= bound)))
+
+
+def compare(np, expected, actual, case, tolerance):
+    """(error, ok): the largest error relative to an expected output's
+    scale (None when an output is missing or differs in shape or dtype),
+    and whether each output is within tolerance of its scale or within the
+    end-to-end harness's own tolerance (within_e2e_tolerance)."""
+    worst, ok = 0.0, True
+    results = case.get("results", [])
     for name in sorted(os.listdir(expected)):
         want = np.load(os.path.join(expected, name))
         path = os.path.join(actual, name)
         if not os.path.exists(path):
-            return None
+            return None, False
         got = np.load(path)
         if got.shape != want.shape or got.dtype != want.dtype:
-            return None
+            return None, False
         if want.dtype.kind in "biu":
-            worst = max(worst, float(np.any(got != want)))
+            off = bool(np.any(got != want))
+            worst, ok = max(worst, float(off)), ok and not off
             continue
         w, g = want.astype(np.float64), got.astype(np.float64)
         if np.any(np.isnan(w) != np.isnan(g)):
-            return float("inf")
+            return float("inf"), False
         scale = max(1e-30, float(np.nanmax(np.abs(w))) if w.size else 1.0)
-        diff = np.abs(np.where(np.isnan(w), 0, w - g))
-        worst = max(worst, float(diff.max() / scale) if w.size else 0.0)
-    return worst
+        with np.errstate(invalid="ignore"):
+            diff = np.where(np.isnan(w) | (w == g), 0, np.abs(w - g))
+        error = float(diff.max() / scale) if w.size else 0.0
+        worst = max(worst, error)
+        # bf16 results come as <f4 files: their dtype is the signature's.
+        index = int(name[3:-4]) if re.fullmatch(r"out\d+\.npy", name) else -1
+        dtype = (results[index] if 0 <= index < len(results) else
+                 {"float16": "f16", "float64": "f64"}.get(want.dtype.name,
+                                                          "f32"))
+        ok = ok and (error <= tolerance or
+                     within_e2e_tolerance(np, w, g, dtype, case))
+    return worst, ok
 
 
 def stats_of(text):
@@ -346,28 +441,40 @@ def check(args):
         jax_time(np, folder, workload, meta, args)
 
     failures = 0
-    print("| case | graphs (third call): error, waits, loops as graphs, "
-          "calls as graphs | host loops: error, waits |")
-    print("|---|---|---|")
+    device = meta.get("device", "cuda")
+    if device == "cuda":
+        print("| case | graphs (third call): error, waits, loops as graphs, "
+              "calls as graphs | host loops: error, waits |")
+    else:
+        print("| case | the kernels on the host: error |")
+    print("|---|---|" + ("---|" if device == "cuda" else ""))
     for case in meta["cases"]:
         row = []
         for graphs in (True, False) if case.get("loops", True) else (True,):
             result, outputs = call(folder, case, graphs,
-                                   ["--repeat", "2"] if graphs else [])
+                                   ["--repeat", "2"] if graphs and
+                                   device == "cuda" else [], device=device)
             if result.returncode != 0:
                 row.append("failed: " + (result.stderr.strip().splitlines()
                                          or ["?"])[-1][:160])
                 failures += 1
                 continue
-            error = compare(np, os.path.join(folder, case["case"],
-                                             "expected"), outputs)
-            waits, loops = stats_of(result.stdout)
-            calls = graph_calls_of(result.stdout)
-            ok = error is not None and error <= args.tolerance
+            error, ok = compare(np, os.path.join(folder, case["case"],
+                                                 "expected"), outputs, case,
+                                args.tolerance)
             failures += not ok
-            row.append(f"{'ok' if ok else 'OFF'} {error:.1e}, {waits}"
-                       + (f", {loops}, {calls}" if graphs else "")
-                       if error is not None else "OFF (missing output)")
+            if error is None:
+                row.append("OFF (missing output)")
+                continue
+            row.append(f"{'ok' if ok else 'OFF'} {error:.1e}")
+            if device == "cuda":
+                waits, loops = stats_of(result.stdout)
+                calls = graph_calls_of(result.stdout)
+                row[-1] += (f", {waits}" +
+                            (f", {loops}, {calls}" if graphs else ""))
+        if device != "cuda":
+            print(f"| {case['case']} | {row[0]} |")
+            continue
         print(f"| {case['case']} | {row[0]} | "
               f"{row[1] if len(row) > 1 else '(no loop)'} |")
     print(f"\n{failures} failing")
@@ -380,7 +487,16 @@ def main():
     p = sub.add_parser("prepare")
     p.add_argument("dir")
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
-    p.add_argument("--programs", choices=("while", "all"), default="while")
+    p.add_argument("--programs", default="while", metavar="while|all|NAMES",
+                   help="the e2e programs that hold a kiln.while (while), "
+                        "every one the CUDA backend compiles (all), or "
+                        "those named (comma-separated, test/e2e/NAME.mlir)")
+    p.add_argument("--target", choices=("cuda", "cuda-on-cpu"),
+                   default="cuda",
+                   help="cuda-on-cpu: the CUDA backend's kernels run on the "
+                        "host (kiln-compile --target=cuda-on-cpu), for "
+                        "checking this script and the kernels without a "
+                        "GPU; no workload, no loops as graphs")
     p.add_argument("--fuzz-seeds", metavar="A:B,S,...",
                    help="also the random programs of kiln-program-fuzz "
                         "--print SEED for SEED in [A, B) and each S")

@@ -51,6 +51,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import bench as B  # noqa: E402
+import prebuilt  # noqa: E402
 import workloads as W  # noqa: E402
 from kiln_ir import Function  # noqa: E402
 
@@ -235,10 +236,7 @@ def parse_args(argv=None):
     p.add_argument("--only", default=None,
                    help="comma-separated workloads (conv0..conv19, resnet50, resnet50_train)")
     p.add_argument("--variants", default=",".join(VARIANTS))
-    p.add_argument("--emit-modules", default=None, metavar="DIR",
-                   help="only write and compile the modules into DIR")
-    p.add_argument("--arch", default=None, help="sm_XX for --emit-modules")
-    p.add_argument("--modules-from", default=None, metavar="DIR")
+    prebuilt.add_options(p)
     p.add_argument("--time-budget", type=float, default=1.0,
                    help="seconds of timed calls per measurement (default 1)")
     p.add_argument("--output", default=None)
@@ -250,14 +248,15 @@ def parse_args(argv=None):
         args.work_dir = os.path.join(args.build_dir, "bench-work-resnet")
     if args.output is None:
         args.output = os.path.join(args.build_dir, "bench-resnet-cuda.md")
-    if args.emit_modules and not args.arch:
-        p.error("--emit-modules needs --arch")
+    prebuilt.check_options(p, args)
     return args
 
 
-def emit_modules(args, wls):
-    """Writes NAME.mlir and NAME.VARIANT.kmod for every workload into DIR."""
-    os.makedirs(args.emit_modules, exist_ok=True)
+def emit_modules(args, wls, host=prebuilt.HOST_FLAGS):
+    """Writes NAME.mlir and NAME.VARIANT.kmod for every workload into DIR,
+    their host code for `host` (kiln-compile flags; by default any
+    x86-64-v3, for another machine)."""
+    prebuilt.start(args.emit_modules, args.arch)
     kiln = B.Kiln(args.build_dir, args.emit_modules, 1)
     for wl in wls:
         path = os.path.join(args.emit_modules, f"{wl.name}.mlir")
@@ -273,7 +272,7 @@ def emit_modules(args, wls):
             out = os.path.join(args.emit_modules, f"{wl.name}.{variant}.kmod")
             extra = ["--cuda-tf32"] if variant == "tf32" else []
             kiln.tool("kiln-compile", path, "-o", out, "--target=cuda",
-                      f"--cuda-arch={args.arch}", *extra)
+                      f"--cuda-arch={args.arch}", *extra, *host)
             print(f"{out}", flush=True)
     return 0
 
@@ -286,11 +285,18 @@ def main(argv=None):
         wls = [w for w in wls if w.name in only]
     if args.emit_modules:
         return emit_modules(args, wls)
+    if args.modules_from:
+        problem = prebuilt.missing(args.modules_from, [
+            f"{wl.name}.{variant}" for wl in wls for variant in args.variants])
+        if problem:
+            print(f"resnet_cuda.py: {problem}", file=sys.stderr)
+            return 2
     from attention_cuda import cuda_arch, cuda_torch
     torch = cuda_torch("resnet_cuda.py")
     if torch is None:
         return 77
-    arch = cuda_arch(torch)
+    arch = prebuilt.arch_of(args.modules_from) if args.modules_from else \
+        cuda_arch(torch)
     props = torch.cuda.get_device_properties(0)
     os.makedirs(args.work_dir, exist_ok=True)
     tools = ("kiln-run",) if args.modules_from else ("kiln-opt", "kiln-compile", "kiln-run")
@@ -299,7 +305,7 @@ def main(argv=None):
     if not args.modules_from:
         emit_args = argparse.Namespace(**vars(args))
         emit_args.emit_modules, emit_args.arch = args.work_dir, arch
-        emit_modules(emit_args, wls)
+        emit_modules(emit_args, wls, host=())
     module_dir = args.modules_from or args.work_dir
 
     rows, failures = [], []

@@ -28,7 +28,10 @@ compiled with `kiln-compile --target=cuda --cuda-arch=ARCH`, f32 throughout.
 
 --sources-from DIR takes each workload's module from DIR/NAME.mlir (a work
 directory of an earlier run) instead of deriving it, so that kiln-opt need
-not be present. Needs a CUDA GPU, PyTorch with CUDA in this interpreter
+not be present. For a GPU machine without kiln-compile (or LLVM),
+`--emit-modules DIR --arch sm_90` derives and compiles the modules of the
+--only workloads into DIR on any machine with kiln built (no GPU or
+PyTorch), and `--modules-from DIR` runs those with kiln-run alone. Needs a CUDA GPU, PyTorch with CUDA in this interpreter
 and kiln's tools in --build-dir. The report goes to --output (default
 BUILD/bench-workloads-cuda.md) and to stdout.
 """
@@ -48,6 +51,7 @@ import anchors as A  # noqa: E402
 import bench as B  # noqa: E402
 import workloads as W  # noqa: E402
 from attention_cuda import cuda_arch, cuda_torch  # noqa: E402
+import prebuilt  # noqa: E402
 from kiln_ir import Function  # noqa: E402
 
 class TransformerTrain(W.Transformer):
@@ -137,7 +141,11 @@ def parse_args(argv=None):
                    help="seconds of timed calls per measurement (default 1)")
     p.add_argument("--output", default=None,
                    help="markdown report (default BUILD/bench-workloads-cuda.md)")
+    prebuilt.add_options(p)
     args = p.parse_args(argv)
+    prebuilt.check_options(p, args)
+    if args.sources_from and (args.emit_modules or args.modules_from):
+        p.error("--sources-from goes without --emit-modules and --modules-from")
     args.only = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = [n for n in args.only if n not in NAMES]
     if unknown or not args.only:
@@ -195,15 +203,48 @@ def jax_maker(anchor, wl, ins):
     return make
 
 
+def selected(args):
+    """The --only workloads, in NAMES' order."""
+    wls = [w for w in W.all_workloads(False) + [TransformerTrain(False)]
+           if w.name in args.only]
+    wls.sort(key=lambda w: NAMES.index(w.name))
+    return wls
+
+
+def emit_modules(args):
+    """--emit-modules: NAME.mlir (the derived source) and NAME.kmod of each
+    --only workload, compiled for --arch."""
+    prebuilt.start(args.emit_modules, args.arch)
+    kiln = B.Kiln(args.build_dir, args.emit_modules, 1, compile_args=[
+        "--target=cuda", f"--cuda-arch={args.arch}", *prebuilt.HOST_FLAGS],
+        tools=("kiln-opt", "kiln-compile"))
+    for wl in selected(args):
+        source = kiln.source(wl)
+        module, _ = kiln.compile(source, True)
+        os.replace(module, os.path.join(args.emit_modules, wl.name + ".kmod"))
+        print(os.path.join(args.emit_modules, wl.name + ".kmod"), flush=True)
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if args.emit_modules:
+        return emit_modules(args)
+    if args.modules_from:
+        problem = prebuilt.missing(args.modules_from,
+                                   [wl.name for wl in selected(args)])
+        if problem:
+            print(f"workloads_cuda.py: {problem}", file=sys.stderr)
+            return 2
     torch = cuda_torch("workloads_cuda.py")
     if torch is None:
         return 77
-    arch = cuda_arch(torch)
+    arch = prebuilt.arch_of(args.modules_from) if args.modules_from else \
+        cuda_arch(torch)
     props = torch.cuda.get_device_properties(0)
     os.makedirs(args.work_dir, exist_ok=True)
-    tools = ("kiln-compile", "kiln-run") if args.sources_from else \
+    tools = ("kiln-run",) if args.modules_from else \
+        ("kiln-compile", "kiln-run") if args.sources_from else \
         ("kiln-opt", "kiln-compile", "kiln-run")
     kiln = B.Kiln(args.build_dir, args.work_dir, 1, compile_args=[
         "--target=cuda", f"--cuda-arch={arch}"], run_args=["--device", "cuda"], tools=tools)
@@ -222,11 +263,8 @@ def main(argv=None):
     for anchor in anchors:
         anchor.available()
 
-    wls = [w for w in W.all_workloads(False) + [TransformerTrain(False)]
-           if w.name in args.only]
-    wls.sort(key=lambda w: NAMES.index(w.name))
     rows, failures = [], []
-    for wl in wls:
+    for wl in selected(args):
         print(f"== {wl.title}: {wl.desc}", flush=True)
         title = f"{wl.title} ({wl.desc})"
         ins = wl.inputs(np.random.default_rng(20261122))
@@ -237,15 +275,20 @@ def main(argv=None):
             path = os.path.join(args.work_dir, f"{wl.name}.in{i}.npy")
             np.save(path, v)
             paths.append(path)
-        if args.sources_from:
-            source = os.path.join(args.work_dir, f"{wl.name}.cuda.mlir")
-            name = f"{wl.name}.grad.mlir" if wl.grad else f"{wl.name}.mlir"
-            shutil.copyfile(os.path.join(args.sources_from, name), source)
-        else:
-            source = kiln.source(wl)
         out_dir = os.path.join(args.work_dir, f"{wl.name}.out")
         try:
-            module, (compile_wall, _) = kiln.compile(source, True)
+            if args.modules_from:
+                module = prebuilt.module(args.modules_from, wl.name)
+                compiled = "compiled elsewhere"
+            else:
+                if args.sources_from:
+                    source = os.path.join(args.work_dir, f"{wl.name}.cuda.mlir")
+                    name = f"{wl.name}.grad.mlir" if wl.grad else f"{wl.name}.mlir"
+                    shutil.copyfile(os.path.join(args.sources_from, name), source)
+                else:
+                    source = kiln.source(wl)
+                module, (compile_wall, _) = kiln.compile(source, True)
+                compiled = f"compiled in {compile_wall:.1f} s"
             # The first run's outputs are checked; its one timed call sizes
             # the timed runs, as bench.py does.
             outs, (once, _) = kiln.run(module, wl, paths, out_dir, 1)
@@ -258,7 +301,7 @@ def main(argv=None):
                                                    max(repeat, 3), ["--device-resident"])
             rows.append((title, "kiln (CUDA), on device", resident,
                          f"err {err:.1e}; min {B.fmt_time(resident_min)}; "
-                         f"compiled in {compile_wall:.1f} s"))
+                         f"{compiled}"))
             rows.append((title, "kiln (CUDA), with copies", median,
                          f"err {err:.1e}; min {B.fmt_time(fastest)}"))
             print(f"   kiln: {B.fmt_time(resident)} on device, {B.fmt_time(median)} "
