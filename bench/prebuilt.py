@@ -14,23 +14,23 @@ import os
 HOST_FLAGS = ["--target-cpu=x86-64-v3"]
 
 
-def add_options(parser):
+def add_options(parser, arch_help="with --emit-modules: the GPU's sm_XX "
+                                   "(kiln-compile --cuda-arch)"):
     """--emit-modules, --arch and --modules-from on `parser`."""
     parser.add_argument("--emit-modules", default=None, metavar="DIR",
                         help="compile the modules of this run for --arch into "
                              "DIR and stop (no GPU or PyTorch needed)")
-    parser.add_argument("--arch", default=None,
-                        help="with --emit-modules: the GPU's sm_XX "
-                             "(kiln-compile --cuda-arch)")
+    parser.add_argument("--arch", default=None, help=arch_help)
     parser.add_argument("--modules-from", default=None, metavar="DIR",
                         help="run the modules --emit-modules wrote into DIR "
                              "instead of compiling them (the GPU machine "
                              "needs kiln-run only)")
 
 
-def check_options(parser, args):
-    """Refuses --emit-modules without --arch, and with --modules-from."""
-    if args.emit_modules and not args.arch:
+def check_options(parser, args, need_arch=True):
+    """Refuses --emit-modules with --modules-from, and without --arch
+    where `need_arch`."""
+    if need_arch and args.emit_modules and not args.arch:
         parser.error("--emit-modules needs --arch, e.g. --arch sm_90")
     if args.emit_modules and args.modules_from:
         parser.error("--emit-modules and --modules-from exclude each other")

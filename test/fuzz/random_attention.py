@@ -68,6 +68,11 @@ import tempfile
 
 import numpy as np
 
+# The --emit-modules / --modules-from options the CUDA benches share.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))), "bench"))
+import prebuilt  # noqa: E402
+
 TOLERANCE = {"f32": 1e-4, "bf16": 8e-3, "f16": 2e-3}
 # The tensor-core gradient against its own algorithm: the bits of the
 # type's significand, and the tolerance beyond two roundings of a result.
@@ -103,18 +108,11 @@ def parse_args(argv=None):
                         "(the programs' other draws unchanged)")
     p.add_argument("--keep", default=None,
                    help="directory for the programs and inputs of failing seeds")
-    p.add_argument("--emit-modules", default=None, metavar="DIR",
-                   help="compile the seeds' programs for the targets into DIR "
-                        "and stop")
-    p.add_argument("--arch", default=None,
-                   help="the GPU's sm_XX for the GPU targets (kiln-compile "
-                        "--cuda-arch; its default where not given)")
-    p.add_argument("--modules-from", default=None, metavar="DIR",
-                   help="run the modules --emit-modules wrote into DIR instead "
-                        "of compiling them")
+    prebuilt.add_options(p, arch_help="the GPU's sm_XX for the GPU targets "
+                                      "(kiln-compile --cuda-arch; its default "
+                                      "where not given)")
     args = p.parse_args(argv)
-    if args.emit_modules and args.modules_from:
-        p.error("--emit-modules and --modules-from exclude each other")
+    prebuilt.check_options(p, args, need_arch=False)
     first, _, last = args.seeds.partition(":")
     args.seeds = range(int(first), int(last))
     args.targets = args.targets.split(",")
@@ -268,7 +266,7 @@ def compile_module(tools, target, source, module, arch):
     flags = TARGET_FLAGS[target]
     if arch and target in GPU_TARGETS:
         # For another machine: host code any x86-64 of the last decade runs.
-        flags = flags + [f"--cuda-arch={arch}", "--target-cpu=x86-64-v3"]
+        flags = flags + [f"--cuda-arch={arch}", *prebuilt.HOST_FLAGS]
     try:
         c = subprocess.run([os.path.join(tools, "kiln-compile"), source, "-o",
                             module] + flags, capture_output=True, text=True)
