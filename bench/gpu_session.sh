@@ -44,7 +44,7 @@
 #         5. loops.log: every end-to-end program, random program and
 #            random gradient on the GPU against the CPU's outputs, its
 #            loops as CUDA graphs and as host loops, and the `while`
-#            workload timed (about 420 cases).
+#            workload timed (about 440 cases, 8 at a time).
 #       The parts' limits (180, 80, 130, 50, 50 and 100 s) keep the whole
 #       under the 10 minutes of one device call; a part cut off keeps what
 #       its log had printed (the attention benches print each row as it is
@@ -55,7 +55,7 @@
 #       4096; --only runs the named parts (attention-f32, ncu-attention,
 #       attention-bf16, random-attention-f32, random-attention-bf16,
 #       loops, gemm-f32, gemm-bf16, workloads, resnet), e.g. the rest of a
-#       run in a second call; --limit changes a part's limit (the 420
+#       run in a second call; --limit changes a part's limit (the 440
 #       cases of loops may need more than 100 s: a second call with
 #       --only loops --limit loops=500). Exit status 1 if any part failed
 #       or ran out of time (the summary in OUT/summary.txt names which).

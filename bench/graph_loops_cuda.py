@@ -32,13 +32,14 @@ Two steps, so that the GPU machine needs neither the compiler nor LLVM:
         checking this script and the kernels on a machine without a GPU
         (test/graph_loops_on_cpu.sh); check runs them with --device cpu.
 
-    python3 bench/graph_loops_cuda.py check DIR [--repeat 200]
+    python3 bench/graph_loops_cuda.py check DIR [--repeat 200] [--jobs N]
         (on the GPU machine, numpy only) runs each CUDA module with its
         loops as graphs (the default) and, where the program has a loop, as
         host loops (KILN_CUDA_GRAPHS=0), compares both with the expected
         outputs, reports how many loops ran as graphs and the stream waits
         of each call, after timing the workload both ways (and each
-        baseline's both ways) with kiln-run --device-resident. With graphs
+        baseline's both ways) with kiln-run --device-resident; the cases
+        then run N at a time (default: the CPUs, at most 8). With graphs
         each module is called three times (kiln-run --repeat 2) and the
         last call's outputs are compared: the runtime captures a call whose
         host code only queues device work at its second call and launches
@@ -51,6 +52,7 @@ Two steps, so that the GPU machine needs neither the compiler nor LLVM:
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -440,45 +442,54 @@ def check(args):
                           result.stderr[-300:])
         jax_time(np, folder, workload, meta, args)
 
-    failures = 0
     device = meta.get("device", "cuda")
     if device == "cuda":
         print("| case | graphs (third call): error, waits, loops as graphs, "
               "calls as graphs | host loops: error, waits |")
     else:
         print("| case | the kernels on the host: error |")
-    print("|---|---|" + ("---|" if device == "cuda" else ""))
-    for case in meta["cases"]:
-        row = []
-        for graphs in (True, False) if case.get("loops", True) else (True,):
-            result, outputs = call(folder, case, graphs,
-                                   ["--repeat", "2"] if graphs and
-                                   device == "cuda" else [], device=device)
-            if result.returncode != 0:
-                row.append("failed: " + (result.stderr.strip().splitlines()
-                                         or ["?"])[-1][:160])
-                failures += 1
-                continue
-            error, ok = compare(np, os.path.join(folder, case["case"],
-                                                 "expected"), outputs, case,
-                                args.tolerance)
-            failures += not ok
-            if error is None:
-                row.append("OFF (missing output)")
-                continue
-            row.append(f"{'ok' if ok else 'OFF'} {error:.1e}")
-            if device == "cuda":
-                waits, loops = stats_of(result.stdout)
-                calls = graph_calls_of(result.stdout)
-                row[-1] += (f", {waits}" +
-                            (f", {loops}, {calls}" if graphs else ""))
-        if device != "cuda":
-            print(f"| {case['case']} | {row[0]} |")
-            continue
-        print(f"| {case['case']} | {row[0]} | "
-              f"{row[1] if len(row) > 1 else '(no loop)'} |")
+    print("|---|---|" + ("---|" if device == "cuda" else ""), flush=True)
+    # The cases run --jobs at a time (each kiln-run process opens a CUDA
+    # context of its own, most of a small case's time), printed in order.
+    failures = 0
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for line, failed in pool.map(
+                lambda case: check_case(np, folder, case, device,
+                                        args.tolerance), meta["cases"]):
+            print(line, flush=True)
+            failures += failed
     print(f"\n{failures} failing")
     return 1 if failures else 0
+
+
+def check_case(np, folder, case, device, tolerance):
+    """(the case's row of the report, how many of its calls failed)."""
+    row, failures = [], 0
+    for graphs in (True, False) if case.get("loops", True) else (True,):
+        result, outputs = call(folder, case, graphs,
+                               ["--repeat", "2"] if graphs and
+                               device == "cuda" else [], device=device)
+        if result.returncode != 0:
+            row.append("failed: " + (result.stderr.strip().splitlines()
+                                     or ["?"])[-1][:160])
+            failures += 1
+            continue
+        error, ok = compare(np, os.path.join(folder, case["case"],
+                                             "expected"), outputs, case,
+                            tolerance)
+        failures += not ok
+        if error is None:
+            row.append("OFF (missing output)")
+            continue
+        row.append(f"{'ok' if ok else 'OFF'} {error:.1e}")
+        if device == "cuda":
+            waits, loops = stats_of(result.stdout)
+            calls = graph_calls_of(result.stdout)
+            row[-1] += f", {waits}" + (f", {loops}, {calls}" if graphs else "")
+    if device != "cuda":
+        return f"| {case['case']} | {row[0]} |", failures
+    return (f"| {case['case']} | {row[0]} | "
+            f"{row[1] if len(row) > 1 else '(no loop)'} |", failures)
 
 
 def main():
@@ -510,7 +521,12 @@ def main():
     c.add_argument("--repeat", type=int, default=100)
     c.add_argument("--rounds", type=int, default=3)
     c.add_argument("--tolerance", type=float, default=1e-4)
+    c.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1),
+                   help="cases checked at once (default: the CPUs, at most "
+                        "8); the workload is timed alone before them")
     args = parser.parse_args()
+    if args.step == "check" and args.jobs < 1:
+        parser.error("--jobs needs a positive count")
     if args.step == "prepare":
         prepare(args)
         return 0
