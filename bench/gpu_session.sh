@@ -36,7 +36,8 @@
 #         2. ncu-attention.log: Nsight Compute on the missed cell, f32
 #            forward + backward at N = 4096 (kiln's fused kernels,
 #            3xTF32, PyTorch's SDPA): each kernel's time, SM, tensor-pipe
-#            and DRAM throughput against the device's peak;
+#            and DRAM throughput against the device's peak, its pipes'
+#            utilization and its warps' stall reasons;
 #         3. attention-bf16.md: the same bench in bf16 (tensor-core
 #            kernels, cuDNN's fused attention);
 #         4. random-attention-{f32,bf16}.log: the random attentions
@@ -45,7 +46,7 @@
 #            random gradient on the GPU against the CPU's outputs, its
 #            loops as CUDA graphs and as host loops, and the `while`
 #            workload timed (about 440 cases, 8 at a time).
-#       The parts' limits (180, 80, 130, 50, 50 and 100 s) keep the whole
+#       The parts' limits (180, 120, 130, 50, 50 and 60 s) keep the whole
 #       under the 10 minutes of one device call; a part cut off keeps what
 #       its log had printed (the attention benches print each row as it is
 #       measured). The rest of the goal table runs only when --only names
@@ -56,8 +57,8 @@
 #       attention-bf16, random-attention-f32, random-attention-bf16,
 #       loops, gemm-f32, gemm-bf16, workloads, resnet), e.g. the rest of a
 #       run in a second call; --limit changes a part's limit (the 440
-#       cases of loops may need more than 100 s: a second call with
-#       --only loops --limit loops=500). Exit status 1 if any part failed
+#       cases of loops may need more than 60 s: a second call with
+#       --only loops --limit loops=300). Exit status 1 if any part failed
 #       or ran out of time (the summary in OUT/summary.txt names which).
 #
 # The modules are for one GPU architecture (--arch, default sm_90 as the
@@ -87,6 +88,11 @@ PY
   metrics+=,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active
   metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
   metrics+=,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+  # And the sections that say what bounds a kernel: its throughput against
+  # the device's peak, the pipes' utilization (tensor, FMA, ALU) and where
+  # its warps stall (math pipes, shared memory, barriers).
+  local sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis
+    --section WarpStateStats)
   local rc=0 system
   for system in fused 3xtf32; do
     echo "== kiln $system"
@@ -94,13 +100,14 @@ PY
     [ -f "$module" ] || {
       echo "the kit has no N = 4096 module (prepared with --smoke?)"; rc=1
       continue; }
-    ncu --clock-control none --metrics "$metrics" "$dir/bin/kiln-run" "$module" \
+    ncu --clock-control none --metrics "$metrics" "${sections[@]}" \
+      "$dir/bin/kiln-run" "$module" \
       --device cuda --function attn_fwdbwd --input "$inputs/q.npy" \
       --input "$inputs/k.npy" --input "$inputs/v.npy" --input "$inputs/d.npy" \
       --output-dir "$inputs/out-$system" || rc=1
   done
   echo "== PyTorch SDPA (the third forward + backward, its NVTX range)"
-  ncu --clock-control none --metrics "$metrics" --nvtx \
+  ncu --clock-control none --metrics "$metrics" "${sections[@]}" --nvtx \
     --nvtx-include "profiled/" "$PYTHON" - <<'PY' || rc=1
 import torch
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -253,7 +260,7 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
   part attention-f32 180 "$PYTHON" "$HERE/attention_cuda.py" \
     --build-dir "$dir" --dtype f32 --modules-from "$dir/attention-f32" \
     --output "$out/attention-f32.md" --repeat 10 "${sizes[@]}"
-  part ncu-attention 80 ncu_attention "$dir"
+  part ncu-attention 120 ncu_attention "$dir"
   part attention-bf16 130 "$PYTHON" "$HERE/attention_cuda.py" \
     --build-dir "$dir" --dtype bf16 --modules-from "$dir/attention-bf16" \
     --output "$out/attention-bf16.md" --repeat 10 "${sizes[@]}"
@@ -263,7 +270,7 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
   part random-attention-bf16 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
     --build-dir "$dir" --seeds "$KIT_SEEDS" --dtype bf16 --targets cuda,cuda-cudnn \
     --modules-from "$dir/random-bf16"
-  part loops 100 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
+  part loops 60 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
     --repeat 50 --rounds 2
   local scratch
   scratch="$(mktemp -d)" || exit 2
