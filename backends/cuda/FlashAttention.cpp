@@ -1042,34 +1042,42 @@ private:
   /// from zero, as cvt.rna.tf32.f32), big that of x and small that of x -
   /// big, exact in f32. Products of such sums but small * small are x y to
   /// within about 2^-21 of it, f32's accuracy where a TF32 product's is
-  /// 2^-10 (CUTLASS's 3xTF32). An infinite x is big alone (inf - inf would
-  /// be NaN); a NaN stays NaN in small.
-  std::pair<Value, Value> splitTF32(Value x) {
+  /// 2^-10 (CUTLASS's 3xTF32). The rounding adds half of TF32's last place
+  /// to the bits; big then clears the 13 bits below it, which x - big
+  /// needs, but small keeps them: the tensor cores ignore them, so that
+  /// small is the same TF32 value for one instruction less (per word of
+  /// every operand, most of the 3xTF32 kernels' integer work). An
+  /// infinite x is big alone (inf - inf would be NaN), unless the caller
+  /// knows x `finite` (or NaN); a NaN stays NaN in small.
+  std::pair<Value, Value> splitTF32(Value x, bool finite = false) {
     Type i32 = b.getI32Type();
-    auto rounded = [&](Value value) -> Value {
-      Value bits = b.create<arith::BitcastOp>(loc, i32, value);
-      return b.create<arith::AndIOp>(
-          loc, b.create<arith::AddIOp>(loc, bits, i32Constant(0x1000)),
-          i32Constant(0xFFFFE000));
+    auto halfUp = [&](Value value) -> Value {
+      return b.create<arith::AddIOp>(
+          loc, b.create<arith::BitcastOp>(loc, i32, value),
+          i32Constant(0x1000));
     };
-    Value big = rounded(x);
+    Value big =
+        b.create<arith::AndIOp>(loc, halfUp(x), i32Constant(0xFFFFE000));
     Value bigF = b.create<arith::BitcastOp>(loc, b.getF32Type(), big);
-    Value rest = b.create<arith::SubFOp>(loc, x, bigF);
+    Value small = halfUp(b.create<arith::SubFOp>(loc, x, bigF));
+    if (finite)
+      return {big, small};
     Value infinite = b.create<arith::CmpFOp>(
         loc, arith::CmpFPredicate::OEQ, b.create<math::AbsFOp>(loc, bigF),
         f32(std::numeric_limits<double>::infinity()));
-    Value small =
-        b.create<arith::SelectOp>(loc, infinite, i32Constant(0), rounded(rest));
-    return {big, small};
+    return {big,
+            b.create<arith::SelectOp>(loc, infinite, i32Constant(0), small)};
   }
   Value i32Constant(int64_t value) {
     return b.create<arith::ConstantIntOp>(loc, value, 32);
   }
-  /// The split words of f32 values: the big parts, then the small ones.
-  SmallVector<Value, 4> splitWords(ArrayRef<Value> values) {
+  /// The split words of f32 values: the big parts, then the small ones
+  /// (splitTF32, `finite` where no value is infinite).
+  SmallVector<Value, 4> splitWords(ArrayRef<Value> values,
+                                   bool finite = false) {
     SmallVector<Value, 4> big, small;
     for (Value x : values) {
-      auto [bigWord, smallWord] = splitTF32(x);
+      auto [bigWord, smallWord] = splitTF32(x, finite);
       big.push_back(bigWord);
       small.push_back(smallWord);
     }
@@ -1596,15 +1604,17 @@ private:
   /// 16 kk .. 16 kk + 15). For f32, fragment kk is step kk, split
   /// (splitWords), its columns 2t and 2t + 1 in the places of the TF32
   /// product's k = t and t + 4: the B operand's rows must be staged in that
-  /// order (stageTransposedKeys).
-  SmallVector<SmallVector<Value, 4>> fragmentWords(ArrayRef<Value> fragments,
-                                                   Type element) {
+  /// order (stageTransposedKeys). `finite` where no fragment is infinite
+  /// (splitTF32).
+  SmallVector<SmallVector<Value, 4>>
+  fragmentWords(ArrayRef<Value> fragments, Type element, bool finite = false) {
     SmallVector<SmallVector<Value, 4>> steps;
     if (element.isF32()) {
       for (int64_t kk = 0; kk < int64_t(fragments.size()) / 4; ++kk)
         steps.push_back(
             splitWords({fragments[4 * kk], fragments[4 * kk + 2],
-                        fragments[4 * kk + 1], fragments[4 * kk + 3]}));
+                        fragments[4 * kk + 1], fragments[4 * kk + 3]},
+                       finite));
       return steps;
     }
     auto rounded = [&](int64_t i) -> Value {
@@ -2185,8 +2195,11 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
             acc.push_back(
                 b.create<arith::MulFOp>(loc, a, step[(i % 4) / 2].correction));
           accs.push_back(acc);
-          // The score fragments, rounded, are the A operands of p V.
-          weightWords.push_back(fragmentWords(weights, element));
+          // The score fragments, rounded, are the A operands of p V: the
+          // weights exp(s - m) of the running maximum m, at most 1 (or
+          // NaN), never infinite.
+          weightWords.push_back(
+              fragmentWords(weights, element, /*finite=*/true));
         }
 
         // acc += P V, 16 keys per product, each value fragment read once

@@ -724,8 +724,8 @@ func.func private @kiln_cuda_attention(%q: memref<5x16xf16>, %k: memref<7x16xf16
 // (32 value dims x 64 keys), a thread staging 4 floats of a row at a time
 // (one 16-byte load where aligned). The query rows' words are split once,
 // before the loop: each value rounded to TF32 (add half of the 13 dropped
-// bits, mask them off) and the rest rounded too, 0 where the value is
-// infinite. Per tile: 8 x 8 products for the scores (64 keys in eights, 64
+// bits, mask them off) and the rest rounded too, its 13 low bits left for
+// the tensor cores to ignore, 0 where the value is infinite. Per tile: 8 x 8 products for the scores (64 keys in eights, 64
 // head dims in eights), three each (big x small, small x big, big x big),
 // each key word split as it is read; the f32 mask added; each row's
 // maximum over its four lanes; the weights split, not rounded to a half
@@ -743,11 +743,13 @@ func.func private @kiln_cuda_attention(%q: memref<5x16xf16>, %k: memref<7x16xf16
 // TF32-NEXT:    %[[QBIG:.*]] = arith.andi %[[QR]], %c-8192_i32
 // TF32-NEXT:    %[[QBIGF:.*]] = arith.bitcast %[[QBIG]] : i32 to f32
 // TF32-NEXT:    %[[QREST:.*]] = arith.subf %[[Q]], %[[QBIGF]]
+// TF32:         %[[QRESTB:.*]] = arith.bitcast %[[QREST]] : f32 to i32
+// TF32-NEXT:    %[[QSMALL:.*]] = arith.addi %[[QRESTB]], %c4096_i32
 // TF32-NEXT:    %[[INF:.*]] = arith.constant 0x7F800000 : f32
 // TF32-NEXT:    %[[QABS:.*]] = math.absf %[[QBIGF]]
 // TF32-NEXT:    %[[QINF:.*]] = arith.cmpf oeq, %[[QABS]], %[[INF]]
-// TF32:         arith.bitcast %[[QREST]] : f32 to i32
-// TF32:         arith.select %[[QINF]], %c0_i32, %{{.*}} : i32
+// TF32-NEXT:    %c0_i32 = arith.constant 0 : i32
+// TF32-NEXT:    arith.select %[[QINF]], %c0_i32, %[[QSMALL]] : i32
 // TF32:         %{{.*}}:20 = scf.for
 // TF32:           scf.if
 // TF32:             llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
