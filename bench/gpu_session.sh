@@ -41,7 +41,7 @@
 #         3. attention-bf16.md: the same bench in bf16 (tensor-core
 #            kernels, cuDNN's fused attention);
 #         4. random-attention-{f32,bf16}.log: the random attentions
-#            against numpy in float64 on the GPU;
+#            against numpy in float64 on the GPU, 8 seeds at a time;
 #         5. loops.log: every end-to-end program, random program and
 #            random gradient on the GPU against the CPU's outputs, its
 #            loops as CUDA graphs and as host loops, and the `while`
@@ -266,10 +266,10 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     --output "$out/attention-bf16.md" --repeat 10 "${sizes[@]}"
   part random-attention-f32 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
     --build-dir "$dir" --seeds "$KIT_SEEDS" --targets cuda,cuda-3xtf32 \
-    --modules-from "$dir/random-f32"
+    --modules-from "$dir/random-f32" --jobs 8
   part random-attention-bf16 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
     --build-dir "$dir" --seeds "$KIT_SEEDS" --dtype bf16 --targets cuda,cuda-cudnn \
-    --modules-from "$dir/random-bf16"
+    --modules-from "$dir/random-bf16" --jobs 8
   part loops 60 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
     --repeat 50 --rounds 2
   local scratch

@@ -47,8 +47,8 @@ tensor-core kernels' own algorithm), cuda-3xtf32 (on a GPU) and
 cuda-on-cpu-3xtf32 (--cuda-attention-3xtf32: the f32 forward and
 gradient on tensor cores in 3xTF32 products, held to f32's tolerance).
 --head-dims fixes the head dims drawn (seed by seed from the list). A
-failing seed's program and inputs stay in --keep. Exit status 1 if any
-seed fails.
+failing seed's program and inputs stay in --keep. --jobs N checks N seeds
+at once, reported in the seeds' order. Exit status 1 if any seed fails.
 
 For a GPU machine without kiln-compile (or LLVM), `--emit-modules DIR
 --arch sm_90` compiles the seeds' programs for the given --targets,
@@ -60,6 +60,7 @@ again from the seeds there, and each program must be the one DIR holds.
 """
 
 import argparse
+import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -108,11 +109,15 @@ def parse_args(argv=None):
                         "(the programs' other draws unchanged)")
     p.add_argument("--keep", default=None,
                    help="directory for the programs and inputs of failing seeds")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="seeds checked at once (default 1)")
     prebuilt.add_options(p, arch_help="the GPU's sm_XX for the GPU targets "
                                       "(kiln-compile --cuda-arch; its default "
                                       "where not given)")
     args = p.parse_args(argv)
     prebuilt.check_options(p, args, need_arch=False)
+    if args.jobs < 1:
+        p.error("--jobs needs a positive count")
     first, _, last = args.seeds.partition(":")
     args.seeds = range(int(first), int(last))
     args.targets = args.targets.split(",")
@@ -373,6 +378,75 @@ def emit_modules(args, tools):
     return 1 if failed else 0
 
 
+def check_seed(args, tools, seed):
+    """(the lines that report the seed, whether it failed)."""
+    program, inputs, scale, causal, summary = draw(seed, args.dtype,
+                                                   args.head_dims)
+    refs, sizes = reference(inputs, scale, causal)
+    work = tempfile.mkdtemp(prefix=f"kiln-attention-{seed}-")
+    source = os.path.join(work, "attention.mlir")
+    with open(source, "w") as f:
+        f.write(program)
+    paths = []
+    for i, a in enumerate(inputs):
+        paths.append(os.path.join(work, f"in{i}.npy"))
+        np.save(paths[-1], a)
+    problems, errors = [], []
+    if args.modules_from:
+        held = os.path.join(args.modules_from, f"{args.dtype}.{seed}.mlir")
+        try:
+            with open(held) as f:
+                if f.read() != program:
+                    problems.append(f"{held} is another program than this "
+                                    "seed's (other --head-dims?)")
+        except OSError as e:
+            problems.append(str(e))
+    for target in args.targets:
+        if problems and args.modules_from:
+            break
+        got, problem = run(tools, target, source, paths, work, args, seed)
+        if problem:
+            problems.append(f"{target}: {problem}")
+            continue
+        worst = 0.0
+        for name, x, ref, size in zip(("o", "lse", "dq", "dk", "dv"), got,
+                                      refs, sizes):
+            if x.shape != ref.shape or not np.isfinite(x).all():
+                problems.append(f"{target}: {name} has shape {x.shape} "
+                                f"(expected {ref.shape}) or a non-finite value")
+                continue
+            err = float(np.abs(x.astype(np.float64) - ref).max()
+                        / max(size.max(), 1e-30))
+            worst = max(worst, err)
+            if not err <= TOLERANCE[args.dtype]:
+                problems.append(f"{target}: {name} off by {err:.1e} (relative)")
+        errors.append(f"{target} {worst:.1e}")
+        if (args.dtype != "f32" and target in CUDA_TARGETS
+                and inputs[0].shape[-1] % 16 == 0 and len(got) == 5):
+            algorithm, flips = tensor_core_gradient(
+                inputs, scale, causal, got[0], got[1], args.dtype)
+            own = 0.0
+            for name, x, ref, flip, size in zip(("dq", "dk", "dv"), got[2:],
+                                                algorithm, flips, sizes[2:]):
+                excess = (np.abs(x.astype(np.float64) - ref)
+                          - roundings(ref, args.dtype) - FLIPS * flip)
+                err = float(max(excess.max(), 0.0) / max(size.max(), 1e-30))
+                own = max(own, err)
+                if not err <= ALGORITHM_TOLERANCE:
+                    problems.append(f"{target}: {name} off its algorithm by "
+                                    f"{err:.1e} (relative, beyond its roundings)")
+            errors[-1] += f" (algorithm {own:.1e})"
+    report = [f"seed {seed}: {summary}: {', '.join(errors)}"
+              f"{': FAILED' if problems else ''}"]
+    report += [f"  {problem}" for problem in problems]
+    if problems and args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        shutil.copytree(work, os.path.join(args.keep, f"seed-{seed}"),
+                        dirs_exist_ok=True)
+    shutil.rmtree(work, ignore_errors=True)
+    return report, bool(problems)
+
+
 def main(argv=None):
     args = parse_args(argv)
     tools = os.path.join(args.build_dir, "bin")
@@ -387,75 +461,14 @@ def main(argv=None):
                 return 2
             print(f"random_attention.py: skipped: {problem}")
             return 77
+    # Seeds run --jobs at a time (a GPU target's kiln-run spends most of a
+    # seed's time starting CUDA and compiling its kernels), reported in order.
     failures = 0
-    for seed in args.seeds:
-        program, inputs, scale, causal, summary = draw(seed, args.dtype,
-                                                       args.head_dims)
-        refs, sizes = reference(inputs, scale, causal)
-        work = tempfile.mkdtemp(prefix=f"kiln-attention-{seed}-")
-        source = os.path.join(work, "attention.mlir")
-        with open(source, "w") as f:
-            f.write(program)
-        paths = []
-        for i, a in enumerate(inputs):
-            paths.append(os.path.join(work, f"in{i}.npy"))
-            np.save(paths[-1], a)
-        problems, errors = [], []
-        if args.modules_from:
-            held = os.path.join(args.modules_from, f"{args.dtype}.{seed}.mlir")
-            try:
-                with open(held) as f:
-                    if f.read() != program:
-                        problems.append(f"{held} is another program than this "
-                                        "seed's (other --head-dims?)")
-            except OSError as e:
-                problems.append(str(e))
-        for target in args.targets:
-            if problems and args.modules_from:
-                break
-            got, problem = run(tools, target, source, paths, work, args, seed)
-            if problem:
-                problems.append(f"{target}: {problem}")
-                continue
-            worst = 0.0
-            for name, x, ref, size in zip(("o", "lse", "dq", "dk", "dv"), got,
-                                          refs, sizes):
-                if x.shape != ref.shape or not np.isfinite(x).all():
-                    problems.append(f"{target}: {name} has shape {x.shape} "
-                                    f"(expected {ref.shape}) or a non-finite value")
-                    continue
-                err = float(np.abs(x.astype(np.float64) - ref).max()
-                            / max(size.max(), 1e-30))
-                worst = max(worst, err)
-                if not err <= TOLERANCE[args.dtype]:
-                    problems.append(f"{target}: {name} off by {err:.1e} (relative)")
-            errors.append(f"{target} {worst:.1e}")
-            if (args.dtype != "f32" and target in CUDA_TARGETS
-                    and inputs[0].shape[-1] % 16 == 0 and len(got) == 5):
-                algorithm, flips = tensor_core_gradient(
-                    inputs, scale, causal, got[0], got[1], args.dtype)
-                own = 0.0
-                for name, x, ref, flip, size in zip(("dq", "dk", "dv"), got[2:],
-                                                    algorithm, flips, sizes[2:]):
-                    excess = (np.abs(x.astype(np.float64) - ref)
-                              - roundings(ref, args.dtype) - FLIPS * flip)
-                    err = float(max(excess.max(), 0.0) / max(size.max(), 1e-30))
-                    own = max(own, err)
-                    if not err <= ALGORITHM_TOLERANCE:
-                        problems.append(f"{target}: {name} off its algorithm by "
-                                        f"{err:.1e} (relative, beyond its roundings)")
-                errors[-1] += f" (algorithm {own:.1e})"
-        print(f"seed {seed}: {summary}: {', '.join(errors)}"
-              f"{': FAILED' if problems else ''}", flush=True)
-        for problem in problems:
-            print(f"  {problem}", flush=True)
-        if problems:
-            failures += 1
-            if args.keep:
-                os.makedirs(args.keep, exist_ok=True)
-                shutil.copytree(work, os.path.join(args.keep, f"seed-{seed}"),
-                                dirs_exist_ok=True)
-        shutil.rmtree(work, ignore_errors=True)
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for report, failed in pool.map(
+                lambda seed: check_seed(args, tools, seed), args.seeds):
+            print("\n".join(report), flush=True)
+            failures += failed
     print(f"{len(args.seeds)} seeds, {failures} failed")
     return 1 if failures else 0
 
