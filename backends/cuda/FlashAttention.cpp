@@ -203,14 +203,28 @@ static int64_t mmaRowGroups(int64_t headDim, int64_t valueDim, bool masked) {
 /// ptxas spills 4 to 20 bytes of it on sm_90. At D = Dv = 128 the forward
 /// takes 64 keys in 168 to 232 registers without spilling (two blocks
 /// per SM), and each tile's rescaling of its 64 accumulators a lane then
-/// serves twice the keys. In f32 (3xTF32): 64, whose keys and values take
-/// 32 KiB of workgroup memory at D = Dv = 64, and 32 for head dims over 64
-/// (32 KiB at 128).
+/// serves twice the keys. In f32 (3xTF32): 32, whose keys and values take
+/// 32 KiB of workgroup memory at D = Dv = 64 staged split (stagedSplit)
+/// and at 128 as f32 words.
 static int64_t mmaTileKeys(int64_t headDim, int64_t valueDim, bool f32) {
   int64_t widest = std::max(headDim, valueDim);
   if (f32)
-    return widest > 64 ? 32 : 64;
+    return 32;
   return widest > 64 && widest <= 96 ? 32 : 64;
+}
+
+/// Whether the f32 (3xTF32) forward stages its key and value tiles split
+/// into their big and small TF32 parts (storeSplit), each part in a tile
+/// of its own, rather than as f32 words that each warp splits as it reads
+/// them: for head dims up to 64, whose split tiles of 32 keys take the
+/// 32 KiB that f32 words of 64 keys took. A split costs five integer
+/// instructions besides its subtraction (the integer pipes run at half
+/// the FP32 rate); split as read, each of the block's four warps split
+/// every word of both tiles, 256 words a warp per 64 keys at D = Dv = 64,
+/// more integer work than the tile's 384 tensor-core products take time
+/// for. Split as staged, each word is split once, by one thread.
+static bool stagedSplit(bool f32, int64_t headDim, int64_t valueDim) {
+  return f32 && std::max(headDim, valueDim) <= 64;
 }
 
 /// Whether the tensor-core kernel takes these head dims: D in steps of the
@@ -1046,11 +1060,18 @@ private:
   /// to the bits; big then clears the 13 bits below it, which x - big
   /// needs, but small keeps them: the tensor cores ignore them, so that
   /// small is the same TF32 value for one instruction less (per word of
-  /// every operand, most of the 3xTF32 kernels' integer work). An
-  /// infinite x is big alone (inf - inf would be NaN), unless the caller
-  /// knows x `finite` (or NaN); a NaN stays NaN in small.
+  /// every operand, most of the 3xTF32 kernels' integer work).
+  /// An x whose big part is infinite (x infinite, or within half a TF32
+  /// place of f32's largest, which rounds to infinity) is its small part
+  /// alone, big 0 and small x rounded: x - big would be NaN, and with x
+  /// in big and 0 in small, the other operand's small part times x (0
+  /// times inf, or a small part of the other sign than its big one) would
+  /// make NaN of the product's +-inf. This way the product of a finite y
+  /// and an infinite x is y_big x, +-inf as in f32 (a product of two
+  /// infinite values is NaN). A caller that knows x `finite` (or NaN)
+  /// leaves the test out; a NaN stays NaN.
   std::pair<Value, Value> splitTF32(Value x, bool finite = false) {
-    Type i32 = b.getI32Type();
+    Type i32 = b.getI32Type(), f32Type = b.getF32Type();
     auto halfUp = [&](Value value) -> Value {
       return b.create<arith::AddIOp>(
           loc, b.create<arith::BitcastOp>(loc, i32, value),
@@ -1058,15 +1079,17 @@ private:
     };
     Value big =
         b.create<arith::AndIOp>(loc, halfUp(x), i32Constant(0xFFFFE000));
-    Value bigF = b.create<arith::BitcastOp>(loc, b.getF32Type(), big);
-    Value small = halfUp(b.create<arith::SubFOp>(loc, x, bigF));
-    if (finite)
-      return {big, small};
-    Value infinite = b.create<arith::CmpFOp>(
-        loc, arith::CmpFPredicate::OEQ, b.create<math::AbsFOp>(loc, bigF),
-        f32(std::numeric_limits<double>::infinity()));
-    return {big,
-            b.create<arith::SelectOp>(loc, infinite, i32Constant(0), small)};
+    if (!finite) {
+      Value infinite = b.create<arith::CmpFOp>(
+          loc, arith::CmpFPredicate::OEQ,
+          b.create<math::AbsFOp>(loc,
+                                 b.create<arith::BitcastOp>(loc, f32Type, big)),
+          f32(std::numeric_limits<double>::infinity()));
+      big = b.create<arith::SelectOp>(loc, infinite, i32Constant(0), big);
+    }
+    Value small = halfUp(b.create<arith::SubFOp>(
+        loc, x, b.create<arith::BitcastOp>(loc, f32Type, big)));
+    return {big, small};
   }
   Value i32Constant(int64_t value) {
     return b.create<arith::ConstantIntOp>(loc, value, 32);
@@ -1088,15 +1111,20 @@ private:
   /// the four words of the lane's share of A, `right` the two of B, `acc`
   /// its four accumulators; halves of type `element`. For f32, `left` is
   /// eight words, the big and the small TF32 parts of four values
-  /// (splitTF32), `right` two values' bits, and D = C + A_big B_small +
-  /// A_small B_big + A_big B_big, three m16n8k8 products (3xTF32, the
-  /// small terms first).
+  /// (splitTF32), `right` two values' bits (split here) or their four
+  /// split words (big, then small: staged split, storeSplit), and D = C +
+  /// A_big B_small + A_small B_big + A_big B_big, three m16n8k8 products
+  /// (3xTF32, the small terms first).
   SmallVector<Value> mma(Type element, ArrayRef<Value> left,
                          ArrayRef<Value> right, ArrayRef<Value> acc) {
     if (element.isF32()) {
       assert(left.size() == 8 && "the big and the small parts of A");
       SmallVector<Value, 2> rightBig, rightSmall;
-      for (Value word : right) {
+      if (right.size() == 4) {
+        rightBig.assign(right.begin(), right.begin() + 2);
+        rightSmall.assign(right.begin() + 2, right.end());
+      }
+      for (Value word : right.size() == 4 ? ArrayRef<Value>() : right) {
         auto [big, small] =
             splitTF32(b.create<arith::BitcastOp>(loc, b.getF32Type(), word));
         rightBig.push_back(big);
@@ -1177,12 +1205,16 @@ private:
   /// 8 n + 7) of the rows from `firstRow` (a multiple of 8; 0 without):
   /// words 8 chunk + t and 8 chunk + 4 + t of row firstRow + 8 n + g of a
   /// staged tile.
-  SmallVector<Value, 2> rightWords(const MmaLane &l, Value tile, int64_t n,
-                                   int64_t chunk, Value firstRow = {}) {
+  /// With `smallTile` (f32 staged split, storeSplit), the two words of
+  /// `tile` (the big TF32 parts) and then the same two of `smallTile`.
+  SmallVector<Value, 4> rightWords(const MmaLane &l, Value tile, int64_t n,
+                                   int64_t chunk, Value firstRow = {},
+                                   Value smallTile = {}) {
     Value row = firstRow ? add(firstRow, l.g) : l.g;
-    SmallVector<Value, 2> words;
-    for (int64_t w = 0; w < 2; ++w)
-      words.push_back(loadStaged(tile, row, l.t, 8 * n, 8 * chunk + 4 * w));
+    SmallVector<Value, 4> words;
+    for (Value from : {tile, smallTile})
+      for (int64_t w = 0; from && w < 2; ++w)
+        words.push_back(loadStaged(from, row, l.t, 8 * n, 8 * chunk + 4 * w));
     return words;
   }
   /// The columns along which swizzledWord repeats: words c and c +
@@ -1330,7 +1362,7 @@ private:
   /// `source` is aligned (whereAligned). The eight threads that store at
   /// once store a row's eight chunks, in different banks.
   void stagePairs(Value source, Value first, int64_t limit, Value tile,
-                  Value thread, int64_t threads) {
+                  Value thread, int64_t threads, Value smallTile = {}) {
     auto type = cast<MemRefType>(tile.getType());
     int64_t width = type.getDimSize(1);
     assert(width % 4 == 0 && "rows of chunks of four words");
@@ -1348,8 +1380,8 @@ private:
              Value words = wordsOf(pairs);
              Value placed = swizzledWord(width, r, c);
              for (int64_t w = 0; w < 4; ++w)
-               b.create<memref::StoreOp>(loc, wordOf(words, w), tile,
-                                         ValueRange{r, add(placed, index(w))});
+               storeSplit(wordOf(words, w), tile, smallTile,
+                          {r, add(placed, index(w))});
              return SmallVector<Value>{};
            });
     });
@@ -1389,15 +1421,30 @@ private:
   }
   /// Word j of the vector `words` into row first + j of a staged tile, at
   /// column `column` (swizzled): a transposed staging's column of words.
-  void storeDown(Value tile, Value words, Value first, Value column) {
+  void storeDown(Value tile, Value words, Value first, Value column,
+                 Value smallTile = {}) {
     int64_t width = cast<MemRefType>(tile.getType()).getDimSize(1);
     int64_t n = cast<VectorType>(words.getType()).getNumElements();
     for (int64_t j = 0; j < n; ++j) {
       Value row = add(first, index(j));
-      b.create<memref::StoreOp>(
-          loc, wordOf(words, j), tile,
-          ValueRange{row, swizzledWord(width, row, column)});
+      storeSplit(wordOf(words, j), tile, smallTile,
+                 {row, swizzledWord(width, row, column)});
     }
+  }
+  /// tile[indices] = word, or with `smallTile` the f32 word's split
+  /// (splitTF32): its big part into `tile` and its small part into
+  /// `smallTile`, so that the warps that read it as a B operand do not
+  /// each split it again.
+  void storeSplit(Value word, Value tile, Value smallTile,
+                  ArrayRef<Value> indices) {
+    if (!smallTile) {
+      b.create<memref::StoreOp>(loc, word, tile, indices);
+      return;
+    }
+    auto [big, small] =
+        splitTF32(b.create<arith::BitcastOp>(loc, b.getF32Type(), word));
+    b.create<memref::StoreOp>(loc, big, tile, indices);
+    b.create<memref::StoreOp>(loc, small, smallTile, indices);
   }
   /// The word of key j of a tile where an f32 tile is staged as B operands
   /// of k along its keys (stageTransposedKeys): within each 8 keys, key 2i
@@ -1417,7 +1464,8 @@ private:
   /// at once take consecutive rows, 32 words of one row of the tile, which
   /// the swizzle keeps in different banks.
   void stageTransposedKeys(Value source, Value first, int64_t limit, Value tile,
-                           Value thread, int64_t threads) {
+                           Value thread, int64_t threads,
+                           Value smallTile = {}) {
     auto type = cast<MemRefType>(tile.getType());
     int64_t width = type.getDimSize(1);
     assert(type.getDimSize(0) % 4 == 0 && width % 8 == 0 &&
@@ -1431,7 +1479,7 @@ private:
              storeDown(tile,
                        wordsOf(readChunk(aligned, source, add(first, c), limit,
                                          d0, 4)),
-                       d0, permutedKey(c));
+                       d0, permutedKey(c), smallTile);
              return SmallVector<Value>{};
            });
     });
@@ -1440,9 +1488,10 @@ private:
   /// operands whose k runs along them: stagePairsTransposed for halves,
   /// stageTransposedKeys for f32.
   void stageTransposed(Value source, Value first, int64_t limit, Value tile,
-                       Value thread, int64_t threads) {
+                       Value thread, int64_t threads, Value smallTile = {}) {
     if (cast<MemRefType>(source.getType()).getElementType().isF32())
-      stageTransposedKeys(source, first, limit, tile, thread, threads);
+      stageTransposedKeys(source, first, limit, tile, thread, threads,
+                          smallTile);
     else
       stagePairsTransposed(source, first, limit, tile, thread, threads);
   }
@@ -1634,13 +1683,14 @@ private:
   /// (a warp's row groups): A's words `lefts[q]`, a step of 16 along k
   /// each; B the rows of `staged` (its pairs along k), one fragment of 8
   /// columns per four accumulators, read from workgroup memory once for
-  /// every group's product. Step by step: the products of a step are
-  /// independent, which a GPU overlaps and the CPU's emulation runs in one
-  /// phase.
+  /// every group's product (f32 with `stagedSmall`: B staged split, its
+  /// big parts in `staged` and its small ones there). Step by step: the
+  /// products of a step are independent, which a GPU overlaps and the
+  /// CPU's emulation runs in one phase.
   SmallVector<SmallVector<Value>>
   mmaProducts(Type element, const MmaLane &l,
               ArrayRef<SmallVector<SmallVector<Value, 4>>> lefts, Value staged,
-              SmallVector<SmallVector<Value>> accs) {
+              SmallVector<SmallVector<Value>> accs, Value stagedSmall = {}) {
     for (int64_t step = 0; step < int64_t(lefts.front().size()); ++step) {
       // f32 words left whole (leftWords without split) are split here,
       // once per step.
@@ -1656,7 +1706,8 @@ private:
         }
       }
       for (int64_t n = 0; n < int64_t(accs.front().size()) / 4; ++n) {
-        SmallVector<Value, 2> right = rightWords(l, staged, n, step);
+        SmallVector<Value, 4> right =
+            rightWords(l, staged, n, step, /*firstRow=*/{}, stagedSmall);
         for (auto [left, acc] : llvm::zip(stepLefts, accs)) {
           SmallVector<Value> updated =
               mma(element, left, right, ArrayRef<Value>(acc).slice(4 * n, 4));
@@ -2070,16 +2121,22 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   int64_t blockRows = kMmaRows * groups;
   int64_t threads = 32 * kMmaWarps;
   int64_t values = perWord(element);
+  // f32 key and value tiles staged split (stagedSplit), big parts and
+  // small ones in tiles of their own.
+  bool split = stagedSplit(single, headDim, valueDim);
+  SmallVector<MemRefType> tileTypes = {
+      workgroupType({tileKeys, headDim / values}, i32),
+      workgroupType({valueDim, tileKeys / values}, i32)};
+  if (split)
+    tileTypes.append({tileTypes[0], tileTypes[1]});
   Blocks blocks = launchBlocks(
-      llvm::divideCeil(queries, blockRows), threads, batch,
-      {workgroupType({tileKeys, headDim / values}, i32),
-       workgroupType({valueDim, tileKeys / values}, i32)},
+      llvm::divideCeil(queries, blockRows), threads, batch, tileTypes,
       causal ? Longest::Last : Longest::None,
       keys * (headDim + valueDim) * element.getIntOrFloatBitWidth() / 8);
-  // In f32, three blocks per SM (168 registers a thread) spill where D +
-  // Dv > 96 (48 to 56 bytes at D = Dv = 64 on sm_90, the rows clamped or
-  // the blocks causal) or with a mask; ptxas then takes 226 to 228
-  // without spilling (two blocks per SM).
+  // In f32, asking for three blocks per SM (168 registers a thread)
+  // spills where D + Dv > 96 (12 bytes at D = Dv = 64 on sm_90, staged
+  // split, where ptxas unasked takes 168 without spilling) or with a
+  // mask (ptxas then takes 218 without spilling: two blocks per SM).
   bool f32Fits = !mask && headDim + valueDim <= 96;
   if (groups == 1 && std::max(headDim, valueDim) <= kMmaBlocksPerSMDims &&
       (!single || f32Fits))
@@ -2088,6 +2145,11 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   setLeadingIndices(blocks.entry, leading);
   Value keyTile = blocks.launch.getWorkgroupAttributions()[0];
   Value valueTile = blocks.launch.getWorkgroupAttributions()[1];
+  Value keySmall, valueSmall;
+  if (split) {
+    keySmall = blocks.launch.getWorkgroupAttributions()[2];
+    valueSmall = blocks.launch.getWorkgroupAttributions()[3];
+  }
   MmaLane l = mmaLane(blocks.launch);
   Value blockStart = mul(blocks.rowBlock, index(blockRows));
   // Group q of the warp: the lane's rows g and g + 8 of the warp's 16 in
@@ -2139,8 +2201,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         // Keys as pairs of dims, values transposed as pairs of keys (f32:
         // keys as dims, values transposed in fragmentWords' order of
         // keys); zeros past the last key.
-        stagePairs(key, firstKey, keys, keyTile, l.thread, threads);
-        stageTransposed(value, firstKey, keys, valueTile, l.thread, threads);
+        stagePairs(key, firstKey, keys, keyTile, l.thread, threads, keySmall);
+        stageTransposed(value, firstKey, keys, valueTile, l.thread, threads,
+                        valueSmall);
         b.create<gpu::BarrierOp>(loc);
 
         // S = Q K^T, eight keys per product, each key fragment read once
@@ -2150,7 +2213,8 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         SmallVector<SmallVector<Value>> products = mmaProducts(
             element, l, reloadQuery ? queryOperands() : queryWords, keyTile,
             SmallVector<SmallVector<Value>>(
-                groups, SmallVector<Value>(tileKeys / 2, zeroF)));
+                groups, SmallVector<Value>(tileKeys / 2, zeroF)),
+            keySmall);
         SmallVector<SmallVector<SmallVector<Value, 4>>> weightWords;
         SmallVector<SmallVector<Value>> accs;
         SmallVector<Value> next;
@@ -2205,7 +2269,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         // acc += P V, 16 keys per product, each value fragment read once
         // for all groups.
         SmallVector<SmallVector<Value>> updated =
-            mmaProducts(element, l, weightWords, valueTile, accs);
+            mmaProducts(element, l, weightWords, valueTile, accs, valueSmall);
         SmallVector<Value> carriedNext;
         for (int64_t q = 0; q < groups; ++q) {
           carriedNext.append(next.begin() + 4 * q, next.begin() + 4 * q + 4);

@@ -720,60 +720,72 @@ func.func private @kiln_cuda_attention(%q: memref<5x16xf16>, %k: memref<7x16xf16
 
 // f32 with f32-tensor-cores: the tensor-core kernel on 3xTF32 products.
 // One group of 16 rows per warp (blocks of 64 rows: 2 per batch entry);
-// the key tile as f32 words (64 keys x 64 dims), the value tile transposed
-// (32 value dims x 64 keys), a thread staging 4 floats of a row at a time
-// (one 16-byte load where aligned). The query rows' words are split once,
-// before the loop: each value rounded to TF32 (add half of the 13 dropped
-// bits, mask them off) and the rest rounded too, its 13 low bits left for
-// the tensor cores to ignore, 0 where the value is infinite. Per tile: 8 x 8 products for the scores (64 keys in eights, 64
-// head dims in eights), three each (big x small, small x big, big x big),
-// each key word split as it is read; the f32 mask added; each row's
-// maximum over its four lanes; the weights split, not rounded to a half
-// type; 8 x 4 triple products for p v (64 keys, 32 value dims in eights).
-// The loop carries two maxima, two sums and 16 accumulators; the results
-// are stored as f32. The launch asks for no number of blocks per SM: at
-// three (168 registers a thread) the mask's reads would spill. Without the
-// option the same call is the f32 lanes' kernel.
+// tiles of 32 keys staged split: the keys (32 keys x 64 dims) and the
+// values transposed (32 value dims x 32 keys), each word's big TF32 part
+// in one tile and its small part in another, a thread staging 4 floats
+// of a row at a time (one 16-byte load where aligned) and splitting each
+// once. A split rounds the value to TF32 (add half of the 13 dropped
+// bits, mask them off) and the rest too, its 13 low bits left for the
+// tensor cores to ignore; a value whose big part is infinite is its small
+// part alone (big 0, the rest the value itself). The query rows' words are split
+// once, before the loop. Per tile: 4 x 8 products for the scores (32 keys
+// in eights, 64 head dims in eights), three each (big x small, small x
+// big, big x big) on the staged words as read; the f32 mask added; each
+// row's maximum over its four lanes; the weights split, not rounded to a
+// half type; 4 x 4 triple products for p v (32 keys, 32 value dims in
+// eights). The loop carries two maxima, two sums and 16 accumulators; the
+// results are stored as f32. The launch asks for no number of blocks per
+// SM: at three (168 registers a thread) the mask's reads would spill.
+// Without the option the same call is the f32 lanes' kernel.
 // TF32-LABEL: func.func @tensor_cores_f32(
 // TF32-SAME:    %{{.*}}: memref<2x70x64xf32>, %[[K:[a-z0-9]+]]: memref<2x45x64xf32>, %[[V:[a-z0-9]+]]: memref<2x45x32xf32>
-// TF32:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c128{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) workgroup(%[[KT:.*]] : memref<64x64xi32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<32x64xi32, #gpu.address_space<workgroup>>)
+// TF32:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c128{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) workgroup(%[[KT:.*]] : memref<32x64xi32, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<32x32xi32, #gpu.address_space<workgroup>>, %[[KS:.*]] : memref<32x64xi32, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<32x32xi32, #gpu.address_space<workgroup>>)
 // TF32:         %[[Q:.*]] = memref.load %{{.*}} : memref<2x70x64xf32>
 // TF32:         %[[QB:.*]] = arith.bitcast %[[Q]] : f32 to i32
-// TF32:         %[[QR:.*]] = arith.addi %[[QB]], %c4096_i32
+// TF32-NEXT:    %[[QR:.*]] = arith.addi %[[QB]], %c4096_i32
 // TF32-NEXT:    %[[QBIG:.*]] = arith.andi %[[QR]], %c-8192_i32
-// TF32-NEXT:    %[[QBIGF:.*]] = arith.bitcast %[[QBIG]] : i32 to f32
-// TF32-NEXT:    %[[QREST:.*]] = arith.subf %[[Q]], %[[QBIGF]]
-// TF32:         %[[QRESTB:.*]] = arith.bitcast %[[QREST]] : f32 to i32
-// TF32-NEXT:    %[[QSMALL:.*]] = arith.addi %[[QRESTB]], %c4096_i32
 // TF32-NEXT:    %[[INF:.*]] = arith.constant 0x7F800000 : f32
+// TF32-NEXT:    %[[QBIGF:.*]] = arith.bitcast %[[QBIG]] : i32 to f32
 // TF32-NEXT:    %[[QABS:.*]] = math.absf %[[QBIGF]]
 // TF32-NEXT:    %[[QINF:.*]] = arith.cmpf oeq, %[[QABS]], %[[INF]]
 // TF32-NEXT:    %c0_i32 = arith.constant 0 : i32
-// TF32-NEXT:    arith.select %[[QINF]], %c0_i32, %[[QSMALL]] : i32
+// TF32-NEXT:    %[[QBIG2:.*]] = arith.select %[[QINF]], %c0_i32, %[[QBIG]] : i32
+// TF32-NEXT:    %[[QBIGF2:.*]] = arith.bitcast %[[QBIG2]] : i32 to f32
+// TF32-NEXT:    %[[QREST:.*]] = arith.subf %[[Q]], %[[QBIGF2]]
+// TF32:         %[[QRESTB:.*]] = arith.bitcast %[[QREST]] : f32 to i32
+// TF32-NEXT:    arith.addi %[[QRESTB]], %c4096_i32
 // TF32:         %{{.*}}:20 = scf.for
 // TF32:           scf.if
 // TF32:             llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // TF32:             vector.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
-// TF32-COUNT-4:     memref.store %{{.*}}, %[[KT]]
+// TF32:             math.absf
+// TF32:             %[[BIG:.*]] = arith.select
+// TF32:             arith.subf
+// TF32:             %[[SMALL:.*]] = arith.addi
+// TF32-NEXT:        memref.store %[[BIG]], %[[KT]]
+// TF32-NEXT:        memref.store %[[SMALL]], %[[KS]]
+// TF32-COUNT-3:     memref.store %{{.*}}, %[[KS]]
 // TF32:           } else {
 // TF32:             vector.load %[[K]][{{.*}}] : memref<2x45x64xf32>, vector<4xf32>
-// TF32-COUNT-4:     memref.store %{{.*}}, %[[KT]]
+// TF32-COUNT-4:     memref.store %{{.*}}, %[[KS]]
 // TF32:           }
 // TF32:           scf.if
 // TF32:             llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// TF32-COUNT-4:     memref.store %{{.*}}, %[[VT]]
+// TF32-COUNT-4:     memref.store %{{.*}}, %[[VS]]
 // TF32:           } else {
 // TF32:             vector.load %[[V]]
-// TF32-COUNT-4:     memref.store %{{.*}}, %[[VT]]
+// TF32-COUNT-4:     memref.store %{{.*}}, %[[VS]]
 // TF32-NEXT:        }
 // TF32-NEXT:      }
 // TF32-NEXT:      gpu.barrier
-// TF32-COUNT-192: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       math.absf
+// TF32-COUNT-96:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
 // TF32-NOT:       llvm.call_intrinsic
 // TF32:           memref.load %{{.*}} : memref<1x70x45xf32>
 // TF32-COUNT-4:   gpu.shuffle  xor
 // TF32-NOT:       arith.truncf
-// TF32-COUNT-96:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       math.absf
+// TF32-COUNT-48:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
 // TF32-NOT:       llvm.call_intrinsic
 // TF32:           gpu.barrier
 // TF32-NEXT:      scf.yield
