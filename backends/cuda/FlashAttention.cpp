@@ -1123,12 +1123,13 @@ private:
       if (right.size() == 4) {
         rightBig.assign(right.begin(), right.begin() + 2);
         rightSmall.assign(right.begin() + 2, right.end());
-      }
-      for (Value word : right.size() == 4 ? ArrayRef<Value>() : right) {
-        auto [big, small] =
-            splitTF32(b.create<arith::BitcastOp>(loc, b.getF32Type(), word));
-        rightBig.push_back(big);
-        rightSmall.push_back(small);
+      } else {
+        for (Value word : right) {
+          auto [big, small] =
+              splitTF32(b.create<arith::BitcastOp>(loc, b.getF32Type(), word));
+          rightBig.push_back(big);
+          rightSmall.push_back(small);
+        }
       }
       ArrayRef<Value> leftBig = left.take_front(4),
                       leftSmall = left.drop_front(4);
@@ -1212,9 +1213,12 @@ private:
                                    Value smallTile = {}) {
     Value row = firstRow ? add(firstRow, l.g) : l.g;
     SmallVector<Value, 4> words;
-    for (Value from : {tile, smallTile})
-      for (int64_t w = 0; from && w < 2; ++w)
+    for (Value from : {tile, smallTile}) {
+      if (!from)
+        continue;
+      for (int64_t w = 0; w < 2; ++w)
         words.push_back(loadStaged(from, row, l.t, 8 * n, 8 * chunk + 4 * w));
+    }
     return words;
   }
   /// The columns along which swizzledWord repeats: words c and c +
