@@ -288,25 +288,18 @@ def main(argv=None):
     args = parse_args(argv)
     if args.emit_modules:
         return emit_modules(args)
-    if args.modules_from:
-        problem = prebuilt.missing(args.modules_from, [
-            module_name(args, system, n, A.function_name(causal, mode))
-            for n, mode, causal in cells(args)
-            for system in systems(args, n, mode)])
-        if problem:
-            print(f"attention_cuda.py: {problem}", file=sys.stderr)
-            return 2
+    if args.modules_from and not prebuilt.complete(
+            "attention_cuda.py", args.modules_from, [
+                module_name(args, system, n, A.function_name(causal, mode))
+                for n, mode, causal in cells(args)
+                for system in systems(args, n, mode)]):
+        return 2
     torch = cuda_torch("attention_cuda.py")
     if torch is None:
         return 77
     tools = os.path.join(args.build_dir, "bin")
-    arch = cuda_arch(torch)
-    if args.modules_from:
-        try:
-            arch = prebuilt.arch_of(args.modules_from)
-        except RuntimeError as e:
-            print(f"attention_cuda.py: {e}", file=sys.stderr)
-            return 2
+    arch = prebuilt.arch_of(args.modules_from) if args.modules_from else \
+        cuda_arch(torch)
     rng = np.random.default_rng(A.SEED)
     rows, problems = [], []
     work = tempfile.mkdtemp(prefix="kiln-attention-cuda-")

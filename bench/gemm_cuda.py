@@ -152,14 +152,12 @@ def main(argv=None):
     if args.emit_modules:
         emit_modules(args, args.emit_modules, args.arch, prebuilt.HOST_FLAGS)
         return 0
-    if args.modules_from:
-        problem = prebuilt.missing(args.modules_from, [
-            module_name(n, dtype, flavour, length) for n in args.sizes
-            for dtype in args.dtypes for flavour, _ in flavours(args, n)
-            for length in (1, args.chain)])
-        if problem:
-            print(f"gemm_cuda.py: {problem}", file=sys.stderr)
-            return 2
+    if args.modules_from and not prebuilt.complete(
+            "gemm_cuda.py", args.modules_from, [
+                module_name(n, dtype, flavour, length) for n in args.sizes
+                for dtype in args.dtypes for flavour, _ in flavours(args, n)
+                for length in (1, args.chain)]):
+        return 2
     torch = cuda_torch("gemm_cuda.py")
     if torch is None:
         return 77

@@ -144,8 +144,7 @@ def prepare(args):
         for name in programs:
             if not os.path.exists(os.path.join(e2e, name)):
                 raise SystemExit(f"--programs: no test/e2e/{name}")
-    sources = [(p[:-5], open(os.path.join(ROOT, "test", "e2e", p)).read())
-               for p in programs]
+    sources = [(p[:-5], open(os.path.join(e2e, p)).read()) for p in programs]
     # Random programs of kiln-program-fuzz's generator (each a @main).
     if args.fuzz_seeds:
         seeds = []

@@ -8,6 +8,7 @@ names the architecture they were compiled for, which the report states.
 """
 
 import os
+import sys
 
 # kiln-compile's host-code flags for modules that run on another machine:
 # code any x86-64 of the last decade runs, not this machine's (AVX-512, say).
@@ -64,14 +65,16 @@ def module(folder, name):
     return path
 
 
-def missing(folder, names):
-    """Why `folder` cannot serve --modules-from for modules `names` (no
-    ARCH, a module missing), or None: checked before a bench needs the GPU,
-    so that a kit prepared with other options fails on any machine."""
+def complete(script, folder, names):
+    """Whether `folder` serves --modules-from for modules `names` (its ARCH
+    and every module there); where not, `script` says on stderr what is
+    missing. Checked before a bench needs the GPU, so that a kit prepared
+    with other options fails on any machine."""
     try:
         arch_of(folder)
         for name in names:
             module(folder, name)
     except RuntimeError as e:
-        return str(e)
-    return None
+        print(f"{script}: {e}", file=sys.stderr)
+        return False
+    return True

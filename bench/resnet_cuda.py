@@ -285,12 +285,10 @@ def main(argv=None):
         wls = [w for w in wls if w.name in only]
     if args.emit_modules:
         return emit_modules(args, wls)
-    if args.modules_from:
-        problem = prebuilt.missing(args.modules_from, [
-            f"{wl.name}.{variant}" for wl in wls for variant in args.variants])
-        if problem:
-            print(f"resnet_cuda.py: {problem}", file=sys.stderr)
-            return 2
+    if args.modules_from and not prebuilt.complete(
+            "resnet_cuda.py", args.modules_from,
+            [f"{wl.name}.{variant}" for wl in wls for variant in args.variants]):
+        return 2
     from attention_cuda import cuda_arch, cuda_torch
     torch = cuda_torch("resnet_cuda.py")
     if torch is None:

@@ -230,12 +230,10 @@ def main(argv=None):
     args = parse_args(argv)
     if args.emit_modules:
         return emit_modules(args)
-    if args.modules_from:
-        problem = prebuilt.missing(args.modules_from,
-                                   [wl.name for wl in selected(args)])
-        if problem:
-            print(f"workloads_cuda.py: {problem}", file=sys.stderr)
-            return 2
+    if args.modules_from and not prebuilt.complete(
+            "workloads_cuda.py", args.modules_from,
+            [wl.name for wl in selected(args)]):
+        return 2
     torch = cuda_torch("workloads_cuda.py")
     if torch is None:
         return 77

@@ -282,18 +282,20 @@ def compile_module(tools, target, source, module, arch):
     return None
 
 
-def module_path(directory, dtype, seed, target):
-    """Where --emit-modules puts a seed's module for `target`."""
-    return os.path.join(directory, f"{dtype}.{seed}.{target}.kmod")
+def module_name(dtype, seed, target):
+    """The name of a seed's module for `target` in --emit-modules's
+    folder (prebuilt.module)."""
+    return f"{dtype}.{seed}.{target}"
 
 
 def run(tools, target, source, inputs, work, args, seed):
     out = os.path.join(work, f"out-{target}")
     if args.modules_from:
-        module = module_path(args.modules_from, args.dtype, seed, target)
-        if not os.path.exists(module):
-            return None, (f"{module} is missing (--emit-modules with the same "
-                          "--seeds, --targets and --dtype)")
+        try:
+            module = prebuilt.module(args.modules_from,
+                                     module_name(args.dtype, seed, target))
+        except RuntimeError as e:
+            return None, str(e)
     else:
         module = os.path.join(work, f"{target}.kmod")
         problem = compile_module(tools, target, source, module, args.arch)
@@ -368,7 +370,8 @@ def emit_modules(args, tools):
         with open(source, "w") as f:
             f.write(program)
         for target in args.targets:
-            module = module_path(args.emit_modules, args.dtype, seed, target)
+            module = os.path.join(args.emit_modules,
+                                  module_name(args.dtype, seed, target) + ".kmod")
             problem = compile_module(tools, target, source, module, args.arch)
             if problem:
                 print(f"seed {seed} {target}: {problem}", file=sys.stderr)
