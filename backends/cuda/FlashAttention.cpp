@@ -227,6 +227,16 @@ static bool stagedSplit(bool f32, int64_t headDim, int64_t valueDim) {
   return f32 && std::max(headDim, valueDim) <= 64;
 }
 
+/// Whether the f32 (3xTF32) gradient's query kernel (dq) stages its key,
+/// value and transposed key tiles split, as stagedSplit the forward's:
+/// for head dims up to 64, whose six split tiles of 32 keys fill the 48
+/// KiB a block may have statically. Split as read, each of the block's
+/// four warps split every word of the three tiles, 192 of the 272 splits
+/// a lane made per tile at D = Dv = 64.
+static bool stagedSplitQueryGrad(bool f32, int64_t headDim, int64_t valueDim) {
+  return f32 && std::max(headDim, valueDim) <= 64;
+}
+
 /// Whether the tensor-core kernel takes these head dims: D in steps of the
 /// products' k (16), Dv in steps of their n (8), and the staged tiles,
 /// 64 x D and Dv x 64 halves, 16 KiB each at most.
@@ -1724,9 +1734,10 @@ private:
   /// mmaProducts for one A operand.
   SmallVector<Value> mmaProduct(Type element, const MmaLane &l,
                                 ArrayRef<SmallVector<Value, 4>> left,
-                                Value staged, SmallVector<Value> acc) {
+                                Value staged, SmallVector<Value> acc,
+                                Value stagedSmall = {}) {
     SmallVector<SmallVector<Value, 4>> words(left.begin(), left.end());
-    return mmaProducts(element, l, {words}, staged, {acc}).front();
+    return mmaProducts(element, l, {words}, staged, {acc}, stagedSmall).front();
   }
   /// Stores a warp's 16 x 8 groups fragments times `factor`, rounded to
   /// the buffer's type, into rows rows[0] (g) and rows[1] (g + 8) below
@@ -2400,10 +2411,12 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     return reloadOwnRows ? Words() : leftWords(o.lane, source, o.readRows);
   };
   /// Both products a tile begins with, of the own rows of `sources` (kept
-  /// in `kept`, or read now) and the other side's rows staged in `staged`:
-  /// s (or s^T) and dp (or dp^T).
+  /// in `kept`, or read now) and the other side's rows staged in `staged`
+  /// (f32 staged split: their small parts in `small`): s (or s^T) and dp
+  /// (or dp^T).
   auto scoresAndGrads = [&](const Own &o, ArrayRef<Value> sources,
-                            ArrayRef<Words> kept, ArrayRef<Value> staged) {
+                            ArrayRef<Words> kept, ArrayRef<Value> staged,
+                            ArrayRef<Value> small) {
     // Both operands' reads first: with the reads of the second after the
     // first product, ptxas spills 24 bytes at D = Dv = 128.
     Words words[2];
@@ -2415,16 +2428,19 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     int64_t columns = cast<MemRefType>(staged[0].getType()).getDimSize(0);
     SmallVector<Value> zeros(columns / 2, f32(0.0));
     SmallVector<Value> scores =
-        mmaProduct(element, o.lane, words[0], staged[0], zeros);
-    return std::make_pair(
-        scores, mmaProduct(element, o.lane, words[1], staged[1], zeros));
+        mmaProduct(element, o.lane, words[0], staged[0], zeros, small[0]);
+    return std::make_pair(scores, mmaProduct(element, o.lane, words[1],
+                                             staged[1], zeros, small[1]));
   };
   /// acc + the product of a warp's 16 x tile weights (D fragments, rounded
-  /// as A operands) and a staged tile transposed as pairs of rows.
+  /// as A operands) and a staged tile transposed as pairs of rows (f32
+  /// staged split: its small parts in `small`). The weights are split
+  /// with the infinity test: p = exp(s - lse) is at most 1 only where lse
+  /// is the forward's.
   auto addWeighted = [&](const MmaLane &l, ArrayRef<Value> weights,
-                         Value staged, ValueRange acc) {
+                         Value staged, Value small, ValueRange acc) {
     return mmaProduct(element, l, fragmentWords(weights, element), staged,
-                      SmallVector<Value>(acc));
+                      SmallVector<Value>(acc), small);
   };
   // The key kernel's workgroup buffers: the query tile's rows and dO's as
   // pairs of dims and transposed, their lse and rowsum; with atomics also
@@ -2545,8 +2561,9 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
           b.create<gpu::BarrierOp>(loc);
           // s^T and dp^T: rows are the warp's keys, columns the tile's
           // queries 8 n + 2 t + i % 2.
-          auto [s, dp] = scoresAndGrads(o, {key, value}, {keyWords, valueWords},
-                                        {queryTile, gradTile});
+          auto [s, dp] =
+              scoresAndGrads(o, {key, value}, {keyWords, valueWords},
+                             {queryTile, gradTile}, {Value(), Value()});
           SmallVector<Value> p, ds;
           for (int64_t i = 0; i < tile / 2; ++i) {
             Value column = add(mul(l.t, index(2)), index(8 * (i / 4) + i % 2));
@@ -2579,9 +2596,9 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
           }
           int64_t split = 4 * headDim / 8;
           SmallVector<Value> next =
-              addWeighted(l, ds, queryT, acc.take_front(split));
-          llvm::append_range(next,
-                             addWeighted(l, p, gradT, acc.drop_front(split)));
+              addWeighted(l, ds, queryT, Value(), acc.take_front(split));
+          llvm::append_range(
+              next, addWeighted(l, p, gradT, Value(), acc.drop_front(split)));
           b.create<gpu::BarrierOp>(loc);
           if (atomics) {
             addQueryGradShares(l, dsTile, keyTile, queryGradSum, first, element,
@@ -2618,13 +2635,30 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     // dq: query rows, key tiles.
     int64_t keysPerTile =
         mmaGradientTile(headDim, valueDim, /*keyKernel=*/false, single);
-    Own o = launchOwn(queries, Longest::Last,
-                      elementBytes * keys * (2 * headDim + valueDim),
-                      {words(keysPerTile, headDim / values),
-                       words(keysPerTile, valueDim / values),
-                       words(headDim, keysPerTile / values)});
+    // f32 tiles staged split (stagedSplitQueryGrad): the big parts in the
+    // first three, the small ones in three more.
+    bool split = stagedSplitQueryGrad(single, headDim, valueDim);
+    SmallVector<MemRefType> tileTypes = {words(keysPerTile, headDim / values),
+                                         words(keysPerTile, valueDim / values),
+                                         words(headDim, keysPerTile / values)};
+    if (split)
+      tileTypes.append(SmallVector<MemRefType>(tileTypes));
+    Own o =
+        launchOwn(queries, Longest::Last,
+                  elementBytes * keys * (2 * headDim + valueDim), tileTypes);
     ValueRange staged = o.launch.getWorkgroupAttributions();
     Value keyTile = staged[0], valueTile = staged[1], keyT = staged[2];
+    Value keySmall, valueSmall, keyTSmall;
+    if (split) {
+      // Left to itself, ptxas fits four blocks of 48 KiB an SM in 128
+      // registers a thread and spills 16 bytes of the causal kernel on
+      // sm_90; three take 168.
+      o.launch->setAttr(kiln::kMinBlocksPerSmAttr,
+                        b.getI64IntegerAttr(kMmaBlocksPerSM));
+      keySmall = staged[3];
+      valueSmall = staged[4];
+      keyTSmall = staged[5];
+    }
     const MmaLane &l = o.lane;
     Value scaleF = f32(scale);
     Words queryWords = keepWords(o, query),
@@ -2641,13 +2675,14 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
         zero, tiles, one, SmallVector<Value>(4 * headDim / 8, f32(0.0)),
         [&](Value t, ValueRange acc) -> SmallVector<Value> {
           Value first = mul(t, index(keysPerTile));
-          stagePairs(key, first, keys, keyTile, l.thread, threads);
-          stagePairs(value, first, keys, valueTile, l.thread, threads);
-          stageTransposed(key, first, keys, keyT, l.thread, threads);
+          stagePairs(key, first, keys, keyTile, l.thread, threads, keySmall);
+          stagePairs(value, first, keys, valueTile, l.thread, threads,
+                     valueSmall);
+          stageTransposed(key, first, keys, keyT, l.thread, threads, keyTSmall);
           b.create<gpu::BarrierOp>(loc);
           auto [s, dp] =
               scoresAndGrads(o, {query, resultGrad}, {queryWords, gradWords},
-                             {keyTile, valueTile});
+                             {keyTile, valueTile}, {keySmall, valueSmall});
           SmallVector<Value> ds;
           for (int64_t i = 0; i < keysPerTile / 2; ++i) {
             int h = (i % 4) / 2;
@@ -2660,7 +2695,7 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
                 gradientWeights(score, seen, logSum[h], dp[i], rowDelta[h])
                     .second);
           }
-          SmallVector<Value> next = addWeighted(l, ds, keyT, acc);
+          SmallVector<Value> next = addWeighted(l, ds, keyT, keyTSmall, acc);
           b.create<gpu::BarrierOp>(loc);
           return next;
         });
