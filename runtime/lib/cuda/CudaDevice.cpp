@@ -431,6 +431,9 @@ void CudaDevice::launch(CUfunction function, int64_t gridX, int64_t gridY,
            std::to_string(extent));
       return;
     }
+  if (sharedMemBytes > int32_t(kSharedBytesWithoutOptIn) &&
+      !allowShared(function, sharedMemBytes))
+    return;
   ++counters.kernelLaunches;
   check(driver->launchKernel(function, unsigned(gridX), unsigned(gridY),
                              unsigned(gridZ), unsigned(blockX),
@@ -438,6 +441,31 @@ void CudaDevice::launch(CUfunction function, int64_t gridX, int64_t gridY,
                              unsigned(sharedMemBytes < 0 ? 0 : sharedMemBytes),
                              streamHandle, params, extra),
         "cuLaunchKernel");
+}
+
+bool CudaDevice::allowShared(CUfunction function, int32_t bytes) {
+  int32_t &allowed = sharedOptIns[function];
+  if (allowed >= bytes)
+    return true;
+  int most = 0;
+  if (driver->deviceGetAttribute(
+          &most, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+          device) == CUDA_SUCCESS &&
+      bytes > most) {
+    fail("a kernel needs " + std::to_string(bytes) +
+         " bytes of shared memory a block, and this device gives a block at "
+         "most " +
+         std::to_string(most) +
+         " (compile for the device's architecture with --cuda-arch)");
+    return false;
+  }
+  if (!check(
+          driver->funcSetAttribute(
+              function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"))
+    return false;
+  allowed = bytes;
+  return true;
 }
 
 void CudaDevice::synchronize() {

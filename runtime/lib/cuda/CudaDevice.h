@@ -273,6 +273,10 @@ private:
   /// Records `what` with the driver's description of `result` when it is
   /// not success; returns whether it was.
   bool check(CUresult result, const char *what);
+  /// Lets launches of `function` ask for `bytes` of dynamic shared memory,
+  /// more than kSharedBytesWithoutOptIn (once per kernel and size), or
+  /// fails the call saying what the device gives.
+  bool allowShared(CUfunction function, int32_t bytes);
 
   std::unique_ptr<CudaDriver> driver;
   CUdevice device = 0;
@@ -285,6 +289,9 @@ private:
   std::map<const void *, CUmodule> modules;
   /// Kernels already looked up: the host code asks before every launch.
   std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
+  /// The dynamic shared memory over kSharedBytesWithoutOptIn each kernel
+  /// was allowed (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+  std::map<CUfunction, int32_t> sharedOptIns;
   /// Every buffer the driver gave this device, by address.
   struct Allocation {
     size_t bytes;

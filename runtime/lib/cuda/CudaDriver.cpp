@@ -27,6 +27,7 @@ struct DriverFunctions {
                                  void **);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, unsigned, CUstream,
                              void **, void **);
@@ -139,6 +140,10 @@ public:
   CUresult moduleGetFunction(CUfunction *function, CUmodule module,
                              const char *name) override {
     return f.cuModuleGetFunction(function, module, name);
+  }
+  CUresult funcSetAttribute(CUfunction function, int attribute,
+                            int value) override {
+    return f.cuFuncSetAttribute(function, attribute, value);
   }
   CUresult launchKernel(CUfunction function, unsigned gridX, unsigned gridY,
                         unsigned gridZ, unsigned blockX, unsigned blockY,
@@ -363,6 +368,7 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const std::string &library,
       resolve(handle, "cuModuleLoadDataEx", f.cuModuleLoadDataEx, error) &&
       resolve(handle, "cuModuleUnload", f.cuModuleUnload, error) &&
       resolve(handle, "cuModuleGetFunction", f.cuModuleGetFunction, error) &&
+      resolve(handle, "cuFuncSetAttribute", f.cuFuncSetAttribute, error) &&
       resolve(handle, "cuLaunchKernel", f.cuLaunchKernel, error) &&
       resolve(handle, "cuMemAllocManaged", f.cuMemAllocManaged, error) &&
       resolve(handle, "cuMemAlloc_v2", f.cuMemAlloc, error) &&

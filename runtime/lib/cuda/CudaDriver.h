@@ -61,6 +61,15 @@ constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
 /// CUdevice_attribute values of the compute capability.
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+/// CUdevice_attribute: the shared memory a block may have where its kernel
+/// opts in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+/// CUfunction_attribute: the dynamic shared memory a launch of the kernel
+/// may ask for. A launch that asks for more than 48 KiB fails unless the
+/// kernel's attribute allows it.
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+/// The shared memory a block may have without opting in, on every device.
+constexpr unsigned kSharedBytesWithoutOptIn = 48 * 1024;
 
 /// The driver entry points the runtime uses, named after them.
 class CudaDriver {
@@ -82,6 +91,8 @@ public:
   virtual CUresult moduleUnload(CUmodule module) = 0;
   virtual CUresult moduleGetFunction(CUfunction *function, CUmodule module,
                                      const char *name) = 0;
+  virtual CUresult funcSetAttribute(CUfunction function, int attribute,
+                                    int value) = 0;
   virtual CUresult launchKernel(CUfunction function, unsigned gridX,
                                 unsigned gridY, unsigned gridZ,
                                 unsigned blockX, unsigned blockY,

@@ -64,6 +64,13 @@ struct FakeState {
   CUresult retainResult = CUDA_SUCCESS;
   std::string rejectPtxWithLog;
   bool failLaunch = false;
+  /// The shared memory a block may have with the kernel's opt-in (an
+  /// H100's), what cuFuncSetAttribute allowed each kernel, the values it
+  /// was called with, and each launch's dynamic shared memory.
+  int sharedOptInLimit = 232448;
+  std::map<std::string, int> sharedAllowed;
+  std::vector<int> sharedAttributeCalls;
+  std::vector<unsigned> sharedBytes;
   /// The launch with this number (from 1, counted over the fake's life)
   /// fails; 0 for none.
   int failLaunchNumber = 0;
@@ -163,6 +170,10 @@ public:
       *value = s.minor;
       return CUDA_SUCCESS;
     }
+    if (attribute == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) {
+      *value = s.sharedOptInLimit;
+      return CUDA_SUCCESS;
+    }
     return 1; // CUDA_ERROR_INVALID_VALUE
   }
   CUresult devicePrimaryCtxRetain(CUcontext *context, CUdevice) override {
@@ -213,11 +224,27 @@ public:
       }
     return 500; // CUDA_ERROR_NOT_FOUND
   }
+  CUresult funcSetAttribute(CUfunction function, int attribute,
+                            int value) override {
+    if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ||
+        value > s.sharedOptInLimit)
+      return 1; // CUDA_ERROR_INVALID_VALUE
+    s.sharedAllowed[reinterpret_cast<const char *>(function)] = value;
+    s.sharedAttributeCalls.push_back(value);
+    return CUDA_SUCCESS;
+  }
   CUresult launchKernel(CUfunction function, unsigned, unsigned, unsigned,
-                        unsigned, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, unsigned, unsigned sharedMemBytes,
                         CUstream stream, void **params, void **) override {
     if (s.failLaunch || ++s.launchAttempts == s.failLaunchNumber)
       return kLaunchFailed;
+    // As a device: more than 48 KiB of dynamic shared memory only where
+    // the kernel's attribute allows it.
+    if (sharedMemBytes > kSharedBytesWithoutOptIn &&
+        int(sharedMemBytes) >
+            s.sharedAllowed[reinterpret_cast<const char *>(function)])
+      return 1; // CUDA_ERROR_INVALID_VALUE
+    s.sharedBytes.push_back(sharedMemBytes);
     ++s.launches;
     s.queuedOn.insert(stream);
     std::string name = reinterpret_cast<const char *>(function);
@@ -539,9 +566,9 @@ kiln::format::ModuleContents cudaModuleContents() {
   doubleUntilRounds.entrySymbol = "kiln_entry_double_until_rounds";
   contents.functions.push_back(doubleUntilRounds);
   for (const char *name :
-       {"scale2_graph", "twice_table", "twice_resident", "double_until_graph",
-        "pick_graph", "step_until", "step_until_graph", "double_if_small_graph",
-        "loop_if_loop_graph", "for_while_graph"}) {
+       {"scale2_graph", "scale2_shared", "twice_table", "twice_resident",
+        "double_until_graph", "pick_graph", "step_until", "step_until_graph",
+        "double_if_small_graph", "loop_if_loop_graph", "for_while_graph"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -2586,6 +2613,51 @@ TEST_F(FakeCudaTest, RejectedPtxSurfacesTheJitErrorLog) {
   EXPECT_EQ(state.launches, 0);
   module.reset();
   EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+}
+
+TEST_F(FakeCudaTest, KernelsAreAllowedTheSharedMemoryTheirLaunchesAskFor) {
+  ModulePtr module = loadCudaModule();
+  const kiln_function_t *function = nullptr;
+  ASSERT_TRUE(take(kiln_module_function_lookup(module.get(), "scale2_shared",
+                                               &function))
+                  .ok());
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+  for (int round = 1; round <= 2; ++round) {
+    kiln_tensor_t *inputs[] = {x.get()}, *output = nullptr;
+    kiln::test::Outcome call =
+        take(kiln_function_call(function, inputs, 1, &output, 1));
+    TensorPtr y(output);
+    ASSERT_TRUE(call.ok()) << call.message;
+    const float *values = static_cast<const float *>(kiln_tensor_data(y.get()));
+    EXPECT_EQ(std::vector<float>(values, values + 4),
+              (std::vector<float>{2, 4, 6, 8}));
+  }
+  // scale2 asks for 64 KiB and 256 bytes, copy for 48 KiB (no opt-in);
+  // scale2's attribute is set once, before its first launch.
+  EXPECT_EQ(state.sharedBytes,
+            (std::vector<unsigned>{65792, 49152, 65792, 49152}));
+  EXPECT_EQ(state.sharedAttributeCalls, std::vector<int>{65792});
+}
+
+TEST_F(FakeCudaTest, AKernelNeedingMoreSharedMemoryThanTheDeviceHasFails) {
+  state.sharedOptInLimit = 65536;
+  ModulePtr module = loadCudaModule();
+  const kiln_function_t *function = nullptr;
+  ASSERT_TRUE(take(kiln_module_function_lookup(module.get(), "scale2_shared",
+                                               &function))
+                  .ok());
+  TensorPtr x =
+      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+  kiln_tensor_t *inputs[] = {x.get()}, *output = nullptr;
+  kiln::test::Outcome call =
+      take(kiln_function_call(function, inputs, 1, &output, 1));
+  TensorPtr none(output);
+  expectDeviceError(call, "a kernel needs 65792 bytes of shared memory a "
+                          "block, and this device gives a block at most "
+                          "65536");
+  EXPECT_TRUE(state.sharedAttributeCalls.empty());
+  EXPECT_EQ(state.launches, 0);
 }
 
 TEST_F(FakeCudaTest, LaunchFailureIsAnErrorAndLaterWorkIsSkipped) {
