@@ -199,15 +199,18 @@ LogicalResult checkLoopBarriers(gpu::LaunchOp launch) {
 
 struct KilnCudaCheckLaunchesPass
     : kiln::impl::KilnCudaCheckLaunchesBase<KilnCudaCheckLaunchesPass> {
+  using KilnCudaCheckLaunchesBase::KilnCudaCheckLaunchesBase;
+
   void runOnOperation() override {
     bool failed = false;
-    getOperation()->walk(
-        [&](gpu::LaunchOp launch) { failed |= mlir::failed(check(launch)); });
+    getOperation()->walk([&](gpu::LaunchOp launch) {
+      failed |= mlir::failed(check(launch, arch));
+    });
     if (failed)
       signalPassFailure();
   }
 
-  static LogicalResult check(gpu::LaunchOp launch) {
+  static LogicalResult check(gpu::LaunchOp launch, StringRef arch) {
     gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
     gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
     struct Dim {
@@ -239,15 +242,17 @@ struct KilnCudaCheckLaunchesPass
       return launch.emitError()
              << "blocks of " << *threads << " threads exceed the "
              << kMaxThreads << " a CUDA device runs";
-    int64_t shared = 0;
+    SmallVector<Type> buffers;
     for (BlockArgument buffer : launch.getWorkgroupAttributions())
-      if (std::optional<int64_t> bytes = kiln::workgroupBytes(buffer.getType()))
-        shared += *bytes;
-    if (shared > kiln::kMaxStaticSharedBytes)
+      if (kiln::workgroupBytes(buffer.getType()))
+        buffers.push_back(buffer.getType());
+    int64_t shared = *kiln::sharedBytesOf(buffers);
+    int64_t limit = kiln::maxSharedBytesPerBlock(arch);
+    if (shared > limit)
       return launch.emitError()
              << "workgroup buffers of " << shared << " bytes exceed the "
-             << kiln::kMaxStaticSharedBytes
-             << " a CUDA block may allocate statically";
+             << limit << " bytes of shared memory a CUDA block may have on "
+             << arch;
     return checkLoopBarriers(launch);
   }
 };

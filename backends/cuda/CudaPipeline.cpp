@@ -56,6 +56,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LaunchHints.h"
+
 #include "kiln/Backends/Cpu.h"
 #include "kiln/Backends/Cuda.h"
 #include "kiln/Backends/Passes.h"
@@ -202,6 +204,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   attention.gradientAtomics = !options.deterministic;
   attention.f32TensorCores =
       options.attention3xTF32 && (options.onCpu || ampere);
+  attention.sharedBytes = maxSharedBytesPerBlock(options.arch);
   pm.addPass(createKilnCudaFlashAttention(attention));
   if (options.libraryConv)
     pm.addPass(createKilnCudaLibraryConv());
@@ -232,7 +235,9 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createKilnCudaMergeLaunches());
   // Both targets refuse the launches a device would (grid, block and
   // workgroup memory limits), at compile time.
-  pm.addNestedPass<func::FuncOp>(createKilnCudaCheckLaunches());
+  KilnCudaCheckLaunchesOptions check;
+  check.arch = options.arch;
+  pm.addNestedPass<func::FuncOp>(createKilnCudaCheckLaunches(check));
   if (options.onCpu)
     return buildKernelsOnCpuLowering(pm);
   // No canonicalization after this point: it would fold a wait on a fresh
@@ -263,6 +268,9 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   // Left outside, each would become a kernel parameter, and every
   // division by it a run-time 64-bit division on the GPU.
   pm.addPass(createGpuLauchSinkIndexComputationsPass());
+  // Workgroup buffers over 48 KiB become views of dynamic shared memory,
+  // which ptxas does not limit as it does static shared memory.
+  pm.addNestedPass<func::FuncOp>(createKilnCudaDynamicSharedMemory());
   pm.addPass(createKilnCudaOutlineKernels());
   pm.addPass(createKilnCudaMergeGpuModules());
   pm.addPass(createConvertSCFToCFPass());
@@ -275,6 +283,7 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addNestedPass<gpu::GPUModuleOp>(createKilnCudaLibdeviceCalls());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addNestedPass<gpu::GPUModuleOp>(createKilnCudaExternSharedMemory());
   // What libdevice does not cover (math.absi, ...) becomes LLVM intrinsics.
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToLLVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());

@@ -227,14 +227,28 @@ static bool stagedSplit(bool f32, int64_t headDim, int64_t valueDim) {
   return f32 && std::max(headDim, valueDim) <= 64;
 }
 
-/// Whether the f32 (3xTF32) gradient's query kernel (dq) stages its key,
-/// value and transposed key tiles split, as stagedSplit the forward's:
-/// for head dims up to 64, whose six split tiles of 32 keys fill the 48
-/// KiB a block may have statically. Split as read, each of the block's
-/// four warps split every word of the three tiles, 192 of the 272 splits
-/// a lane made per tile at D = Dv = 64.
+/// Whether the f32 (3xTF32) gradient's kernels stage their tiles split,
+/// as stagedSplit the forward's: for head dims up to 64. The query kernel
+/// (dq): its key, value and transposed key tiles of 32 keys, split, fill
+/// the 48 KiB a block may have statically. Split as read, each of the
+/// block's four warps split every word of the three tiles, 192 of the 272
+/// splits a lane made per tile at D = Dv = 64.
 static bool stagedSplitQueryGrad(bool f32, int64_t headDim, int64_t valueDim) {
   return f32 && std::max(headDim, valueDim) <= 64;
+}
+
+/// The key kernel (dk, dv): its query and dO tiles of 32 queries, as
+/// pairs and transposed, split, take 64 KiB (dynamic shared memory,
+/// kiln-cuda-dynamic-shared-memory), where the target gives a block
+/// `sharedBytes` of at least twice the kernel's `kernelBytes`, so that
+/// two blocks (which its registers allow) still share a multiprocessor:
+/// sm_80 and sm_90, not the 99 KiB of sm_86 and sm_89. Split as read,
+/// 256 of the 352 splits a lane made per tile at D = Dv = 64 were of
+/// those tiles' words.
+static bool stagedSplitKeyGrad(bool f32, int64_t headDim, int64_t valueDim,
+                               int64_t kernelBytes, int64_t sharedBytes) {
+  return stagedSplitQueryGrad(f32, headDim, valueDim) &&
+         2 * kernelBytes <= sharedBytes;
 }
 
 /// Whether the tensor-core kernel takes these head dims: D in steps of the
@@ -401,10 +415,10 @@ struct KilnCudaOutlineAttentionPass
 class KernelBuilder {
 public:
   KernelBuilder(func::CallOp call, int64_t rowsPerBlock, int64_t keysPerTile,
-                bool gradientAtomics, bool f32TensorCores)
+                bool gradientAtomics, bool f32TensorCores, int64_t sharedBytes)
       : call(call), loc(call.getLoc()), b(call), rowsPerBlock(rowsPerBlock),
         keysPerTile(keysPerTile), gradientAtomics(gradientAtomics),
-        f32TensorCores(f32TensorCores) {}
+        f32TensorCores(f32TensorCores), sharedBytes(sharedBytes) {}
 
   /// The forward kernel, for a call of a `kiln.cuda_attention` function.
   LogicalResult build(DictionaryAttr info);
@@ -1786,6 +1800,9 @@ private:
   /// Whether an f32 forward whose head dims fit runs on tensor cores in
   /// 3xTF32 products (fitsTheMmaKernel, fitsTheMmaGradient).
   bool f32TensorCores;
+  /// The shared memory a block may have on the target, with its kernel's
+  /// opt-in (maxSharedBytesPerBlock).
+  int64_t sharedBytes;
   Value zero, one;
   SmallVector<Value> leadingIndices;
 };
@@ -2476,6 +2493,20 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     if (dsOwnBuffer)
       keyBuffers.push_back(dsType);
   }
+  // f32 query and dO tiles staged split (stagedSplitKeyGrad): their small
+  // parts in four more buffers, after the rest.
+  bool splitKeyTiles = false;
+  if (!atomics) {
+    SmallVector<MemRefType> withSmall(keyBuffers);
+    withSmall.append(keyBuffers.begin(), keyBuffers.begin() + 4);
+    splitKeyTiles =
+        stagedSplitKeyGrad(single, headDim, valueDim,
+                           *mlir::kiln::sharedBytesOf(SmallVector<Type>(
+                               withSmall.begin(), withSmall.end())),
+                           sharedBytes);
+    if (splitKeyTiles)
+      keyBuffers = withSmall;
+  }
   Value queryGradSum;
   /// A launch over the queries x headDim elements of each batch entry of
   /// dq, `body` given an element's row and column.
@@ -2521,6 +2552,13 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
       keyTile = staged[6];
       dsTile = dsOwnBuffer ? staged[7] : queryTile;
     }
+    Value querySmall, gradSmall, queryTSmall, gradTSmall;
+    if (splitKeyTiles) {
+      querySmall = staged[6];
+      gradSmall = staged[7];
+      queryTSmall = staged[8];
+      gradTSmall = staged[9];
+    }
     const MmaLane &l = o.lane;
     Value scaleF = f32(scale);
     Words keyWords = keepWords(o, key), valueWords = keepWords(o, value);
@@ -2552,10 +2590,14 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
                                              loc, add(step, rotation), steps))
                         : step;
           Value first = mul(t, index(tile));
-          stagePairs(query, first, queries, queryTile, l.thread, threads);
-          stagePairs(resultGrad, first, queries, gradTile, l.thread, threads);
-          stageTransposed(query, first, queries, queryT, l.thread, threads);
-          stageTransposed(resultGrad, first, queries, gradT, l.thread, threads);
+          stagePairs(query, first, queries, queryTile, l.thread, threads,
+                     querySmall);
+          stagePairs(resultGrad, first, queries, gradTile, l.thread, threads,
+                     gradSmall);
+          stageTransposed(query, first, queries, queryT, l.thread, threads,
+                          queryTSmall);
+          stageTransposed(resultGrad, first, queries, gradT, l.thread, threads,
+                          gradTSmall);
           stage(lse, lseTile, first, queries, l.thread, threads);
           stage(delta, deltaTile, first, queries, l.thread, threads);
           b.create<gpu::BarrierOp>(loc);
@@ -2563,7 +2605,7 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
           // queries 8 n + 2 t + i % 2.
           auto [s, dp] =
               scoresAndGrads(o, {key, value}, {keyWords, valueWords},
-                             {queryTile, gradTile}, {Value(), Value()});
+                             {queryTile, gradTile}, {querySmall, gradSmall});
           SmallVector<Value> p, ds;
           for (int64_t i = 0; i < tile / 2; ++i) {
             Value column = add(mul(l.t, index(2)), index(8 * (i / 4) + i % 2));
@@ -2596,9 +2638,9 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
           }
           int64_t split = 4 * headDim / 8;
           SmallVector<Value> next =
-              addWeighted(l, ds, queryT, Value(), acc.take_front(split));
-          llvm::append_range(
-              next, addWeighted(l, p, gradT, Value(), acc.drop_front(split)));
+              addWeighted(l, ds, queryT, queryTSmall, acc.take_front(split));
+          llvm::append_range(next, addWeighted(l, p, gradT, gradTSmall,
+                                               acc.drop_front(split)));
           b.create<gpu::BarrierOp>(loc);
           if (atomics) {
             addQueryGradShares(l, dsTile, keyTile, queryGradSum, first, element,
@@ -3209,7 +3251,7 @@ struct KilnCudaFlashAttentionPass
     for (auto [call, callee] :
          mlir::kiln::callsOfMarkedFunctions(module, kAttentionAttr)) {
       KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics,
-                           f32TensorCores);
+                           f32TensorCores, sharedBytes);
       if (failed(kernel.build(
               callee->getAttrOfType<DictionaryAttr>(kAttentionAttr))))
         return signalPassFailure();
@@ -3218,7 +3260,7 @@ struct KilnCudaFlashAttentionPass
     for (auto [call, callee] :
          mlir::kiln::callsOfMarkedFunctions(module, kAttentionGradAttr)) {
       KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics,
-                           f32TensorCores);
+                           f32TensorCores, sharedBytes);
       if (failed(kernel.buildGrad(
               callee->getAttrOfType<DictionaryAttr>(kAttentionGradAttr))))
         return signalPassFailure();

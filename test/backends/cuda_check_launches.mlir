@@ -3,6 +3,10 @@
 // REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --kiln-cuda-check-launches | FileCheck %s
+// RUN: not kiln-opt %s --split-input-file \
+// RUN:   --kiln-cuda-check-launches=arch=sm_75 2>&1 | FileCheck %s --check-prefix=SM75
+// RUN: not kiln-opt %s --split-input-file \
+// RUN:   --kiln-cuda-check-launches=arch=sm_90 2>&1 | FileCheck %s --check-prefix=SM90
 
 // At the limits: 2^31 - 1 blocks along x, 65535 along y and z, 1024
 // threads, 48 KiB of workgroup memory (f32 and vectors of four f32), and
@@ -100,12 +104,34 @@ func.func @threads() {
 
 // -----
 
+// Workgroup memory up to what a block may have with its kernel's opt-in
+// (kiln-cuda-dynamic-shared-memory) on the architecture (163 KiB on
+// sm_80, the default; 64 KiB on sm_75, 227 KiB on sm_90), each buffer at
+// a 16-byte boundary: 65544 bytes pass on sm_80 and sm_90, 166920 only on
+// sm_90.
+// SM75: error: workgroup buffers of 65544 bytes exceed the 65536 bytes of shared memory a CUDA block may have on sm_75
+// SM90-NOT: workgroup buffers of
+// CHECK-LABEL: func.func @workgroup_memory(
+// CHECK: gpu.launch
 func.func @workgroup_memory() {
   %c1 = arith.constant 1 : index
-  // expected-error @+1 {{workgroup buffers of 49160 bytes exceed the 49152 a CUDA block may allocate statically}}
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1)
-             workgroup(%a : memref<6144xf64, #gpu.address_space<workgroup>>,
+             workgroup(%a : memref<8192xf64, #gpu.address_space<workgroup>>,
+                       %b : memref<2xf32, #gpu.address_space<workgroup>>) {
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @workgroup_memory_beyond_sm80() {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{workgroup buffers of 166920 bytes exceed the 166912 bytes of shared memory a CUDA block may have on sm_80}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1)
+             workgroup(%a : memref<20864xf64, #gpu.address_space<workgroup>>,
                        %b : memref<2xf32, #gpu.address_space<workgroup>>) {
     gpu.terminator
   }

@@ -155,16 +155,24 @@ def KilnCudaFlashAttention
     product is three `mma.m16n8k8` TF32 products, big x small, small x big
     and big x big, with f32 accumulators (f32's accuracy: the dropped
     small x small term is below 2^-21 of the product). The weights p stay
-    f32 and are split in registers; the keys are staged as f32 words, the
-    values transposed with the keys of each 8 in the order in which the
-    weights' fragments hold them (keys 2i and 2i + 1 of the fragment at
-    k = i and i + 4); one group of 16 rows per warp, tiles of 64 keys (32
-    over 64 dims, whose query words stay whole and are split per tile, and
-    over 96 are read again per tile). An
+    f32 and are split in registers; the values are staged transposed with
+    the keys of each 8 in the order in which the weights' fragments hold
+    them (keys 2i and 2i + 1 of the fragment at k = i and i + 4); one group
+    of 16 rows per warp, tiles of 32 keys (query words over 64 dims stay
+    whole and are split per tile, and over 96 are read again per tile). Up
+    to 64 head dims the key and value tiles are staged split, each word's
+    two TF32 words in tiles of their own, split once by the thread that
+    stages it; wider ones are staged as f32 words, which each warp splits
+    as it reads them. An
     f32 gradient call whose head dims are multiples of 16 up to 128 is
     likewise the tensor-core gradient on 3xTF32 products, always as its two
     kernels (no atomics), with tiles of 32 rows of the other side (16 over
-    64 dims) and the own rows' operands read and split per tile.
+    64 dims) and the own rows' operands read and split per tile. Up to 64
+    head dims the query kernel stages its tiles split (six tiles, 48 KiB),
+    and so does the key kernel (eight, 64 KiB and its lse and row sums,
+    placed in dynamic shared memory by kiln-cuda-dynamic-shared-memory)
+    where shared-bytes gives a block at least twice that, so that two
+    blocks share a multiprocessor.
 
     A causal grid, in every kernel, starts with the blocks of the last
     rows, which have the most keys to walk, across batch entries: the
@@ -226,6 +234,9 @@ def KilnCudaFlashAttention
            "Run f32 attention and its gradient (head dims multiples of 16 "
            "up to 128) on the tensor-core kernels in 3xTF32 products (f32's "
            "accuracy; sm_80 and later)">,
+    Option<"sharedBytes", "shared-bytes", "int64_t", "49152",
+           "The shared memory a block may have on the target architecture, "
+           "with its kernel's opt-in (kiln-cuda-check-launches' limit)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect",
@@ -814,8 +825,12 @@ def KilnCudaCheckLaunches
     so that both targets refuse the same programs. A CUDA launch fails at
     run time when its grid has more than 2^31 - 1 blocks along x or 65535
     along y or z, when its blocks have more than 1024 threads (1024 along x
-    or y, 64 along z), or when its blocks' static workgroup memory exceeds
-    48 KiB. Each `gpu.launch` whose sizes are constants is checked against
+    or y, 64 along z), or when its blocks' workgroup memory exceeds what a
+    block may have on the target architecture (`arch`): 48 KiB statically,
+    and up to the architecture's opt-in maximum as dynamic shared memory
+    (`kiln-cuda-dynamic-shared-memory`; 64 KiB on sm_75, 99 KiB on sm_86
+    and sm_89, 163 KiB on sm_80, 227 KiB on sm_90), the buffers placed at
+    16-byte boundaries. Each `gpu.launch` whose sizes are constants is checked against
     these limits, and one that exceeds them is an error at the launch's
     location that names the limit: a program too large for the device
     fails at compile time instead of at its first call. A launch's loop
@@ -830,6 +845,33 @@ def KilnCudaCheckLaunches
     `kiln-cuda-launches-on-cpu` runs each of those in order for the whole
     block, so that only this check finds such a race.
   }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_80\"",
+           "the GPU architecture whose shared memory limit applies">,
+  ];
+}
+
+def KilnCudaDynamicSharedMemory
+    : Pass<"kiln-cuda-dynamic-shared-memory", "mlir::func::FuncOp"> {
+  let summary = "Place workgroup buffers over 48 KiB in dynamic shared memory";
+  let description = [{
+    A block may allocate 48 KiB of shared memory statically; more must be
+    dynamic shared memory, which a launch asks for and which the kernel
+    must be allowed (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; the
+    runtime sets it before the kernel's first launch that asks for more
+    than 48 KiB). The passes that build kernels state their buffers as
+    workgroup attributions of their `gpu.launch`, whatever their size, so
+    that the host emulation (`kiln-cuda-launches-on-cpu`) and the launch
+    checks see the same buffers on every target. On the CUDA target, this
+    pass turns the workgroup attributions of each launch whose buffers
+    take more than 48 KiB into views (`memref.view`) of the launch's
+    `gpu.dynamic_shared_memory`, one after the other at 16-byte
+    boundaries, and gives the launch their total as its dynamic shared
+    memory size. Launches within 48 KiB keep their static buffers.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def KilnCudaOutlineKernels
@@ -942,6 +984,20 @@ def KilnCudaMergeGpuModules
     `gpu.launch_func` is redirected to it.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def KilnCudaExternSharedMemory
+    : Pass<"kiln-cuda-extern-shared-memory", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Declare dynamic shared memory as CUDA's extern array";
+  let description = [{
+    Runs after `convert-gpu-to-nvvm`, which lowers `gpu.dynamic_shared_memory`
+    to an internal global of 0 bytes in the shared address space; the PTX
+    then holds a static shared variable of one byte whose end the kernel's
+    accesses pass. Each global of the shared address space that is an
+    array of 0 elements without a value gets external linkage, which the
+    NVPTX backend prints as CUDA's dynamic shared memory:
+    `.extern .shared .align 16 .b8 name[];`.
+  }];
 }
 
 def KilnCudaLibdeviceCalls
