@@ -2617,17 +2617,9 @@ TEST_F(FakeCudaTest, RejectedPtxSurfacesTheJitErrorLog) {
 
 TEST_F(FakeCudaTest, KernelsAreAllowedTheSharedMemoryTheirLaunchesAskFor) {
   ModulePtr module = loadCudaModule();
-  const kiln_function_t *function = nullptr;
-  ASSERT_TRUE(take(kiln_module_function_lookup(module.get(), "scale2_shared",
-                                               &function))
-                  .ok());
-  TensorPtr x =
-      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
   for (int round = 1; round <= 2; ++round) {
-    kiln_tensor_t *inputs[] = {x.get()}, *output = nullptr;
-    kiln::test::Outcome call =
-        take(kiln_function_call(function, inputs, 1, &output, 1));
-    TensorPtr y(output);
+    TensorPtr y;
+    kiln::test::Outcome call = callScale2(module.get(), y, "scale2_shared");
     ASSERT_TRUE(call.ok()) << call.message;
     const float *values = static_cast<const float *>(kiln_tensor_data(y.get()));
     EXPECT_EQ(std::vector<float>(values, values + 4),
@@ -2643,16 +2635,9 @@ TEST_F(FakeCudaTest, KernelsAreAllowedTheSharedMemoryTheirLaunchesAskFor) {
 TEST_F(FakeCudaTest, AKernelNeedingMoreSharedMemoryThanTheDeviceHasFails) {
   state.sharedOptInLimit = 65536;
   ModulePtr module = loadCudaModule();
-  const kiln_function_t *function = nullptr;
-  ASSERT_TRUE(take(kiln_module_function_lookup(module.get(), "scale2_shared",
-                                               &function))
-                  .ok());
-  TensorPtr x =
-      kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
-  kiln_tensor_t *inputs[] = {x.get()}, *output = nullptr;
-  kiln::test::Outcome call =
-      take(kiln_function_call(function, inputs, 1, &output, 1));
-  TensorPtr none(output);
+  TensorPtr y;
+  kiln::test::Outcome call = callScale2(module.get(), y, "scale2_shared");
+  EXPECT_FALSE(y);
   expectDeviceError(call, "a kernel needs 65792 bytes of shared memory a "
                           "block, and this device gives a block at most "
                           "65536");
