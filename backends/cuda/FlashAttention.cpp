@@ -273,9 +273,10 @@ static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim) {
 /// scores (with 32, ptxas spills 16 to 88 bytes on sm_90), and 32 keys in
 /// the query kernel (dq without atomics), which takes them in 168 to 182
 /// registers without spilling. In f32 (3xTF32), both kernels: 32, whose
-/// staged tiles in f32 words take 32 KiB in the key kernel at D = Dv = 64
-/// (four of them) and 24 KiB in the query kernel (three); 16 for head dims
-/// over 64, which keeps them within 48 KiB at 128.
+/// staged tiles take 32 KiB in the key kernel at D = Dv = 64 (four of them)
+/// and 24 KiB in the query kernel (three) as f32 words, twice that staged
+/// split (stagedSplitKeyGrad, stagedSplitQueryGrad); 16 for head dims over
+/// 64, which keeps the f32 words within 48 KiB at 128.
 static int64_t mmaGradientTile(int64_t headDim, int64_t valueDim,
                                bool keyKernel, bool f32) {
   int64_t widest = std::max(headDim, valueDim);
