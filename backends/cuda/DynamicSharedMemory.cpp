@@ -45,10 +45,9 @@ LogicalResult placeDynamically(gpu::LaunchOp launch) {
   ArrayRef<BlockArgument> buffers = launch.getWorkgroupAttributions();
   if (buffers.empty())
     return success();
-  SmallVector<Type> types;
-  for (BlockArgument buffer : buffers)
-    types.push_back(buffer.getType());
-  std::optional<int64_t> total = kiln::sharedBytesOf(types);
+  TypeRange types = ValueRange(buffers).getTypes();
+  SmallVector<int64_t> offsets;
+  std::optional<int64_t> total = kiln::sharedBytesOf(types, &offsets);
   if (!total)
     return launch.emitError(
         "a workgroup buffer of a dynamic size cannot be allocated");
@@ -76,14 +75,11 @@ LogicalResult placeDynamically(gpu::LaunchOp launch) {
       {ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
   Value base = b.create<gpu::DynamicSharedMemoryOp>(loc, bytesType);
-  int64_t offset = 0;
-  for (BlockArgument buffer : buffers) {
-    offset = llvm::alignTo(offset, kiln::kSharedBufferAlignment);
+  for (auto [buffer, offset] : llvm::zip_equal(buffers, offsets)) {
     Value view = b.create<memref::ViewOp>(
         loc, buffer.getType(), base,
         b.create<arith::ConstantIndexOp>(loc, offset), ValueRange());
-    buffer.replaceAllUsesWith(view);
-    offset += *kiln::workgroupBytes(buffer.getType());
+    BlockArgument(buffer).replaceAllUsesWith(view);
   }
   unsigned first = buffers.front().getArgNumber();
   unsigned count = buffers.size();

@@ -213,31 +213,26 @@ static int64_t mmaTileKeys(int64_t headDim, int64_t valueDim, bool f32) {
   return widest > 64 && widest <= 96 ? 32 : 64;
 }
 
-/// Whether the f32 (3xTF32) forward stages its key and value tiles split
-/// into their big and small TF32 parts (storeSplit), each part in a tile
-/// of its own, rather than as f32 words that each warp splits as it reads
-/// them: for head dims up to 64, whose split tiles of 32 keys take the
-/// 32 KiB that f32 words of 64 keys took. A split costs five integer
-/// instructions besides its subtraction (the integer pipes run at half
-/// the FP32 rate); split as read, each of the block's four warps split
-/// every word of both tiles, 256 words a warp per 64 keys at D = Dv = 64,
-/// more integer work than the tile's 384 tensor-core products take time
-/// for. Split as staged, each word is split once, by one thread.
+/// Whether the f32 (3xTF32) kernels stage the tiles they read as B
+/// operands split into their big and small TF32 parts (storeSplit), each
+/// part in a tile of its own, rather than as f32 words that each warp
+/// splits as it reads them: for head dims up to 64. A split costs five
+/// integer instructions besides its subtraction (the integer pipes run at
+/// half the FP32 rate); split as read, each of the block's four warps
+/// splits every word of the tiles, split as staged each word is split
+/// once, by one thread. The forward's key and value tiles of 32 keys then
+/// take the 32 KiB that f32 words of 64 keys took (split as read, 256
+/// words a warp per 64 keys at D = Dv = 64, more integer work than the
+/// tile's 384 tensor-core products take time for). The gradient's query
+/// kernel (dq) fills the 48 KiB a block may have statically with its key,
+/// value and transposed key tiles (split as read, 192 of the 272 splits a
+/// lane made per tile); its key kernel: stagedSplitKeyGrad.
 static bool stagedSplit(bool f32, int64_t headDim, int64_t valueDim) {
   return f32 && std::max(headDim, valueDim) <= 64;
 }
 
-/// Whether the f32 (3xTF32) gradient's kernels stage their tiles split,
-/// as stagedSplit the forward's: for head dims up to 64. The query kernel
-/// (dq): its key, value and transposed key tiles of 32 keys, split, fill
-/// the 48 KiB a block may have statically. Split as read, each of the
-/// block's four warps split every word of the three tiles, 192 of the 272
-/// splits a lane made per tile at D = Dv = 64.
-static bool stagedSplitQueryGrad(bool f32, int64_t headDim, int64_t valueDim) {
-  return f32 && std::max(headDim, valueDim) <= 64;
-}
-
-/// The key kernel (dk, dv): its query and dO tiles of 32 queries, as
+/// Whether the f32 (3xTF32) gradient's key kernel (dk, dv) stages its
+/// tiles split (stagedSplit): its query and dO tiles of 32 queries, as
 /// pairs and transposed, split, take 64 KiB (dynamic shared memory,
 /// kiln-cuda-dynamic-shared-memory), where the target gives a block
 /// `sharedBytes` of at least twice the kernel's `kernelBytes`, so that
@@ -247,8 +242,7 @@ static bool stagedSplitQueryGrad(bool f32, int64_t headDim, int64_t valueDim) {
 /// those tiles' words.
 static bool stagedSplitKeyGrad(bool f32, int64_t headDim, int64_t valueDim,
                                int64_t kernelBytes, int64_t sharedBytes) {
-  return stagedSplitQueryGrad(f32, headDim, valueDim) &&
-         2 * kernelBytes <= sharedBytes;
+  return stagedSplit(f32, headDim, valueDim) && 2 * kernelBytes <= sharedBytes;
 }
 
 /// Whether the tensor-core kernel takes these head dims: D in steps of the
@@ -275,7 +269,7 @@ static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim) {
 /// registers without spilling. In f32 (3xTF32), both kernels: 32, whose
 /// staged tiles take 32 KiB in the key kernel at D = Dv = 64 (four of them)
 /// and 24 KiB in the query kernel (three) as f32 words, twice that staged
-/// split (stagedSplitKeyGrad, stagedSplitQueryGrad); 16 for head dims over
+/// split (stagedSplitKeyGrad, stagedSplit); 16 for head dims over
 /// 64, which keeps the f32 words within 48 KiB at 128.
 static int64_t mmaGradientTile(int64_t headDim, int64_t valueDim,
                                bool keyKernel, bool f32) {
@@ -2678,9 +2672,9 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     // dq: query rows, key tiles.
     int64_t keysPerTile =
         mmaGradientTile(headDim, valueDim, /*keyKernel=*/false, single);
-    // f32 tiles staged split (stagedSplitQueryGrad): the big parts in the
-    // first three, the small ones in three more.
-    bool split = stagedSplitQueryGrad(single, headDim, valueDim);
+    // f32 tiles staged split (stagedSplit): the big parts in the first
+    // three, the small ones in three more.
+    bool split = stagedSplit(single, headDim, valueDim);
     SmallVector<MemRefType> tileTypes = {words(keysPerTile, headDim / values),
                                          words(keysPerTile, valueDim / values),
                                          words(headDim, keysPerTile / values)};

@@ -16,6 +16,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeRange.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -77,14 +78,20 @@ inline std::optional<int64_t> workgroupBytes(Type type) {
 }
 
 /// The bytes of shared memory the workgroup buffers `types` take placed one
-/// after the other at kSharedBufferAlignment, if their sizes are static.
-inline std::optional<int64_t> sharedBytesOf(TypeRange types) {
+/// after the other at kSharedBufferAlignment, if their sizes are static;
+/// each buffer's offset into `offsets` where given.
+inline std::optional<int64_t>
+sharedBytesOf(TypeRange types,
+              llvm::SmallVectorImpl<int64_t> *offsets = nullptr) {
   int64_t bytes = 0;
   for (Type type : types) {
     std::optional<int64_t> size = workgroupBytes(type);
     if (!size)
       return std::nullopt;
-    bytes = llvm::alignTo(bytes, kSharedBufferAlignment) + *size;
+    bytes = llvm::alignTo(bytes, kSharedBufferAlignment);
+    if (offsets)
+      offsets->push_back(bytes);
+    bytes += *size;
   }
   return bytes;
 }
