@@ -45,8 +45,9 @@ as calls of cuDNN's fused attention through kiln's runtime (bf16 only).
 "3xTF32" (f32 only) is the module compiled with --cuda-attention-3xtf32:
 the forward and the backward on tensor cores in 3xTF32 products (each f32
 operand split into two TF32 words, three products each, f32's accuracy,
-as PyTorch's f32 SDPA computes on sm_80 and later), the backward as two
-kernels without atomics.
+as PyTorch's f32 SDPA computes on sm_80 and later), the backward on
+sm_90 one kernel that adds dq with atomics, and "3xTF32 deterministic"
+the same with --cuda-deterministic, the backward's two kernels.
 
 Needs a CUDA GPU with its driver, PyTorch built with CUDA in this
 interpreter, and kiln's tools in KILN_BUILD_DIR (default build/ beside
@@ -135,10 +136,19 @@ def cuda_arch(torch):
     return "sm_%d" % max([a for a in ARCHES if a <= have] or [ARCHES[0]])
 
 
-SYSTEMS = ("fused", "deterministic", "cudnn", "3xtf32", "unfused")
+SYSTEMS = ("fused", "deterministic", "cudnn", "3xtf32", "3xtf32-deterministic",
+           "unfused")
 SYSTEM_FLAGS = {"fused": [], "deterministic": ["--cuda-deterministic"],
                 "cudnn": ["--cuda-cudnn-attention"],
-                "3xtf32": ["--cuda-attention-3xtf32"], "unfused": ["--no-fusion"]}
+                "3xtf32": ["--cuda-attention-3xtf32"],
+                "3xtf32-deterministic": ["--cuda-attention-3xtf32",
+                                         "--cuda-deterministic"],
+                "unfused": ["--no-fusion"]}
+# The report's name of each system.
+SYSTEM_TITLES = {"fused": "fused", "deterministic": "deterministic",
+                 "cudnn": "cuDNN", "3xtf32": "3xTF32",
+                 "3xtf32-deterministic": "3xTF32 deterministic",
+                 "unfused": "unfused"}
 
 
 def systems(args, n, mode):
@@ -148,9 +158,9 @@ def systems(args, n, mode):
             continue
         if system == "cudnn" and args.dtype != "bf16":
             continue
-        if system == "3xtf32" and args.dtype != "f32":
+        if system.startswith("3xtf32") and args.dtype != "f32":
             continue
-        if system == "deterministic" and mode != "fwdbwd":
+        if system.endswith("deterministic") and mode != "fwdbwd":
             continue
         yield system
 
@@ -345,11 +355,9 @@ def main(argv=None):
                                 f"{TOL[args.dtype]}")
             row[system], row[system + "_mem"], row[system + "_err"] = seconds, largest, err
         rows.append(row)
-        print(f"N={n} {fn}: fused {fmt_ms(row.get('fused'))} ms, deterministic "
-              f"{fmt_ms(row.get('deterministic'))} ms, cuDNN "
-              f"{fmt_ms(row.get('cudnn'))} ms, 3xTF32 "
-              f"{fmt_ms(row.get('3xtf32'))} ms, unfused "
-              f"{fmt_ms(row.get('unfused'))} ms, torch {fmt_ms(row['torch'])} ms "
+        print(f"N={n} {fn}: " + ", ".join(
+                  f"{SYSTEM_TITLES[system]} {fmt_ms(row.get(system))} ms"
+                  for system in SYSTEMS) + f", torch {fmt_ms(row['torch'])} ms "
               f"({fmt_ms(row['torch_copies'])} ms with copies)", flush=True)
 
     props = torch.cuda.get_device_properties(0)
@@ -366,41 +374,33 @@ def main(argv=None):
         "allocation beyond its inputs (MiB). Error: max |x - ref| / max |ref| "
         "against PyTorch in float64.",
         "",
-        "| N | causal | pass | kiln fused | kiln deterministic | kiln cuDNN | "
-        "kiln 3xTF32 | kiln unfused | PyTorch on device | PyTorch with copies | "
-        "fused / PyTorch on device | deterministic / PyTorch on device | "
-        "cuDNN / PyTorch on device | 3xTF32 / PyTorch on device | "
-        "unfused / fused | memory fused | "
-        "memory unfused | memory PyTorch | error fused | error deterministic | "
-        "error cuDNN | error 3xTF32 |",
-        "|" + "---|" * 22,
     ]
+    # Every system's time, its ratio to PyTorch on device and its error
+    # (the unfused composition's ratio to the fused kernels instead).
+    fused = [system for system in SYSTEMS if system != "unfused"]
+    header = (["N", "causal", "pass"]
+              + [f"kiln {SYSTEM_TITLES[system]}" for system in SYSTEMS]
+              + ["PyTorch on device", "PyTorch with copies"]
+              + [f"{SYSTEM_TITLES[system]} / PyTorch on device" for system in fused]
+              + ["unfused / fused", "memory fused", "memory unfused",
+                 "memory PyTorch"]
+              + [f"error {SYSTEM_TITLES[system]}" for system in fused])
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
-        ratio = (f"{r['fused'] / r['torch']:.2f}" if r.get("fused") else "-")
-        speedup = (f"{r['unfused'] / r['fused']:.2f}" if r.get("fused") and r.get("unfused")
-                   else "-")
-        det_ratio = (f"{r['deterministic'] / r['torch']:.2f}" if r.get("deterministic")
-                     else "-")
-        err = f"{r['fused_err']:.1e}" if r.get("fused_err") is not None else "-"
-        det_err = (f"{r['deterministic_err']:.1e}"
-                   if r.get("deterministic_err") is not None else "-")
-        cudnn_ratio = (f"{r['cudnn'] / r['torch']:.2f}" if r.get("cudnn") else "-")
-        cudnn_err = (f"{r['cudnn_err']:.1e}" if r.get("cudnn_err") is not None
-                     else "-")
-        tf32_ratio = (f"{r['3xtf32'] / r['torch']:.2f}" if r.get("3xtf32") else "-")
-        tf32_err = (f"{r['3xtf32_err']:.1e}" if r.get("3xtf32_err") is not None
-                    else "-")
-        lines.append(
-            f"| {r['n']} | {'yes' if r['causal'] else 'no'} | "
-            f"{A.PASS_TITLE[r['mode']]} | {fmt_ms(r.get('fused'))} | "
-            f"{fmt_ms(r.get('deterministic'))} | {fmt_ms(r.get('cudnn'))} | "
-            f"{fmt_ms(r.get('3xtf32'))} | "
-            f"{fmt_ms(r.get('unfused'))} | {fmt_ms(r['torch'])} | "
-            f"{fmt_ms(r['torch_copies'])} | {ratio} | {det_ratio} | "
-            f"{cudnn_ratio} | {tf32_ratio} | {speedup} | "
-            f"{fmt_mib(r.get('fused_mem'))} | {fmt_mib(r.get('unfused_mem'))} | "
-            f"{fmt_mib(r['torch_mem'])} | {err} | {det_err} | {cudnn_err} | "
-            f"{tf32_err} |")
+        row_cells = ([str(r["n"]), "yes" if r["causal"] else "no",
+                   A.PASS_TITLE[r["mode"]]]
+                  + [fmt_ms(r.get(system)) for system in SYSTEMS]
+                  + [fmt_ms(r["torch"]), fmt_ms(r["torch_copies"])]
+                  + [f"{r[system] / r['torch']:.2f}" if r.get(system) else "-"
+                     for system in fused]
+                  + [f"{r['unfused'] / r['fused']:.2f}"
+                     if r.get("fused") and r.get("unfused") else "-",
+                     fmt_mib(r.get("fused_mem")), fmt_mib(r.get("unfused_mem")),
+                     fmt_mib(r["torch_mem"])]
+                  + [f"{r[system + '_err']:.1e}"
+                     if r.get(system + "_err") is not None else "-"
+                     for system in fused])
+        lines.append("| " + " | ".join(row_cells) + " |")
     if problems:
         lines += ["", "Problems:", ""] + [f"- {p}" for p in problems]
     report = "\n".join(lines) + "\n"

@@ -31,8 +31,9 @@
 #       folder): runs them, most important first, each under a time
 #       limit, and writes each part's report and log into OUT:
 #         1. attention-f32.md: the f32 attention bench (kiln's fused
-#            kernels, their deterministic gradient, 3xTF32, the unfused
-#            composition up to N = 4096) against PyTorch's SDPA;
+#            kernels, their deterministic gradient, 3xTF32 with its
+#            gradient as one kernel and as two, the unfused composition
+#            up to N = 4096) against PyTorch's SDPA;
 #         2. ncu-attention.log: Nsight Compute on the missed cell, f32
 #            forward + backward at N = 4096 (kiln's fused kernels,
 #            3xTF32, PyTorch's SDPA): each kernel's time, SM, tensor-pipe

@@ -1259,11 +1259,32 @@ private:
   /// address back to the tile, as it follows a view.
   Value loadStaged(Value tile, Value r, Value c, int64_t rowsAhead,
                    int64_t columnsAhead) {
+    return b.create<LLVM::LoadOp>(
+        loc, b.getI32Type(), stagedAddress(tile, r, c, rowsAhead, columnsAhead),
+        /*alignment=*/4);
+  }
+  /// Stores `word` where loadStaged reads it, at an address shared in the
+  /// same way.
+  void storeStaged(Value word, Value tile, Value r, Value c, int64_t rowsAhead,
+                   int64_t columnsAhead) {
+    b.create<LLVM::StoreOp>(loc, word,
+                            stagedAddress(tile, r, c, rowsAhead, columnsAhead),
+                            /*alignment=*/4);
+  }
+  /// The address of loadStaged's word.
+  Value stagedAddress(Value tile, Value r, Value c, int64_t rowsAhead,
+                      int64_t columnsAhead) {
     auto type = cast<MemRefType>(tile.getType());
     int64_t width = type.getDimSize(1);
     int64_t period = swizzlePeriod(width);
-    assert(type.getElementType().isInteger(32) &&
-           type.getLayout().isIdentity() && "a tile of words");
+    // A tile's rows may start further into its buffer (splitParts' small
+    // part): the offset joins the load's constant.
+    SmallVector<int64_t> strides;
+    int64_t offset = 0;
+    bool rows = succeeded(getStridesAndOffset(type, strides, offset)) &&
+                strides == SmallVector<int64_t>{width, 1} &&
+                !ShapedType::isDynamic(offset);
+    assert(type.getElementType().isInteger(32) && rows && "a tile of words");
     assert(rowsAhead % 8 == 0 && "rows of the swizzle's period");
     int64_t inPeriod = columnsAhead % period;
     Value word = add(mul(r, index(width)),
@@ -1273,14 +1294,31 @@ private:
             mul(word, index(4)));
     Type i32 = b.getI32Type();
     auto shared = LLVM::LLVMPointerType::get(b.getContext(), /*shared=*/3);
-    Value at = b.create<LLVM::GEPOp>(
+    return b.create<LLVM::GEPOp>(
         loc, shared, i32,
         b.create<LLVM::IntToPtrOp>(
             loc, shared,
             b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), address)),
         ArrayRef<LLVM::GEPArg>{
-            int32_t(rowsAhead * width + columnsAhead - inPeriod)});
-    return b.create<LLVM::LoadOp>(loc, i32, at, /*alignment=*/4);
+            int32_t(offset + rowsAhead * width + columnsAhead - inPeriod)});
+  }
+  /// The two parts of a tile staged split (storeSplit) in one workgroup
+  /// buffer of twice its rows: the big TF32 words in the first half, the
+  /// small ones in the second, as views. A lane then reads a small word at
+  /// the address of its big one plus a constant (loadStaged), where two
+  /// buffers took an address each, every one a register that LLVM keeps
+  /// across the tile loop. The rows of a half are a multiple of 8, so that
+  /// both are swizzled alike.
+  std::pair<Value, Value> splitParts(Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    int64_t rows = type.getDimSize(0) / 2, width = type.getDimSize(1);
+    assert(rows % 8 == 0 && "halves of the swizzle's period");
+    auto part = [&](int64_t first) -> Value {
+      return b.create<memref::SubViewOp>(
+          loc, buffer, ArrayRef<int64_t>{first, 0},
+          ArrayRef<int64_t>{rows, width}, ArrayRef<int64_t>{1, 1});
+    };
+    return {part(0), part(rows)};
   }
   /// Whether rows of `source` may be read 16 bytes at a time where the
   /// buffer itself starts at a 16-byte boundary: a static layout whose
@@ -1621,11 +1659,38 @@ private:
       }
     }
   }
+  /// The f32 counterpart of storePairsTransposed, from the split words
+  /// fragmentWords made of a warp's D fragments (step n: the values of
+  /// rows g and g + 8, columns 8 n + 2 t and 8 n + 2 t + 1, in the order
+  /// h + 2 j, big parts then small): tile[column][permutedKey(16 warp +
+  /// r)] (swizzled) holds the big part of row r of the column and
+  /// smallTile the small one, in the order stageTransposedKeys stages the
+  /// rows' other operand. Each lane stores its own words, no shuffle; the
+  /// 32 words of a store fall in different banks.
+  void storeSplitTransposed(const MmaLane &l, Value tile, Value smallTile,
+                            ArrayRef<SmallVector<Value, 4>> steps) {
+    Value ownRow = add(mul(l.warp, index(16)), l.g);
+    // Four addresses a lane (rows 2 t + j, columns of its rows g + 8 h),
+    // each fragment's 8 rows further on (storeStaged).
+    for (int h = 0; h < 2; ++h) {
+      Value column = permutedKey(add(ownRow, index(8 * h)));
+      for (int j = 0; j < 2; ++j) {
+        Value row = add(mul(l.t, index(2)), index(j));
+        for (auto [n, words] : llvm::enumerate(steps)) {
+          storeStaged(words[h + 2 * j], tile, row, column, 8 * n, 0);
+          storeStaged(words[4 + h + 2 * j], smallTile, row, column, 8 * n, 0);
+        }
+      }
+    }
+  }
   /// dq += ds k for a key block's tile of queries from `first` (a
   /// multiple of 16, shareableQueryGrad), with atomics into `sum` (f32):
   /// ds staged transposed in `dsTile` (rows the tile's queries, pairs of
   /// the block's kMmaRows keys), the block's keys in `keyTile` (rows their
-  /// dims, pairs of keys). The tile's slabs of 16 queries go to the warps
+  /// dims, pairs of keys). In f32 both hold single keys in the order
+  /// stageTransposedKeys keeps them (permutedKey), split: their small TF32
+  /// parts in `dsSmall` and `keySmall`. The tile's slabs of 16 queries go
+  /// to the warps
   /// in turn, each slab's dims split evenly between the warps that share
   /// it (all of them at 16 queries, none at kMmaRows); a warp adds its
   /// part a few fragments of 8 dims at a time, so that few accumulators
@@ -1633,9 +1698,13 @@ private:
   /// (kept, they would take 16 registers more through the products).
   void addQueryGradShares(const MmaLane &l, Value dsTile, Value keyTile,
                           Value sum, Value first, Type element, int64_t queries,
-                          int64_t headDim) {
+                          int64_t headDim, Value dsSmall = {},
+                          Value keySmall = {}) {
     constexpr int64_t kFragmentsAtOnce = 2;
     int64_t tile = cast<MemRefType>(dsTile.getType()).getDimSize(0);
+    // A step of the products along the keys: 8 words of the tiles' rows
+    // (16 keys in halves, 8 in f32).
+    int64_t steps = kMmaRows / (8 * perWord(element));
     assert(shareableQueryGrad(tile, headDim) && "warps that share dq evenly");
     int64_t slabs = tile / 16, fragments = headDim / 8 / (kMmaWarps / slabs);
     Value slabStart =
@@ -1648,11 +1717,14 @@ private:
     for (int64_t n0 = 0; n0 < fragments; n0 += kFragmentsAtOnce) {
       int64_t count = std::min(kFragmentsAtOnce, fragments - n0);
       SmallVector<Value> acc(4 * count, f32(0.0));
-      for (int64_t kc = 0; kc < kMmaRows / 16; ++kc) {
+      for (int64_t kc = 0; kc < steps; ++kc) {
         SmallVector<Value, 4> left = stagedLeftWords(l, dsTile, slabStart, kc);
+        if (dsSmall)
+          llvm::append_range(left, stagedLeftWords(l, dsSmall, slabStart, kc));
         for (int64_t j = 0; j < count; ++j) {
           SmallVector<Value> updated =
-              mma(element, left, rightWords(l, keyTile, n0 + j, kc, dimStart),
+              mma(element, left,
+                  rightWords(l, keyTile, n0 + j, kc, dimStart, keySmall),
                   ArrayRef<Value>(acc).slice(4 * j, 4));
           std::copy(updated.begin(), updated.end(), acc.begin() + 4 * j);
         }
@@ -2341,7 +2413,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 
 /// The gradient on tensor cores, for f16 and bf16 (FlashAttention-2's
 /// backward, on buildMma's fragments and staged tiles; for f32 on its
-/// 3xTF32 products, always the two kernels), as kernels that
+/// 3xTF32 products), as kernels that
 /// recompute p = exp(s - lse) and ds = p (dp - rowsum(dO * O)) per tile:
 ///   dk, dv: a block's kMmaWarps warps own 16 key rows each, whose keys
 ///     and values are A operands in registers, read once. Per tile of
@@ -2357,7 +2429,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 ///     f32 buffer with atomics (addQueryGradShares), which a launch zeroes
 ///     before and one scales and rounds into dq after: five products per
 ///     tile pair where the two kernels take seven; dq's sums' order
-///     follows the blocks'.
+///     follows the blocks'. In f32 the keys and ds are staged split,
+///     single keys in stageTransposedKeys' order (storeSplitTransposed),
+///     and dq is its own sum, scaled in place.
 ///   dq, without: warps own 16 query rows each, whose queries and dO are
 ///     A operands;
 ///     per tile of keys (causal: up to the block's diagonal) the block
@@ -2455,53 +2529,68 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
                       SmallVector<Value>(acc), small);
   };
   // The key kernel's workgroup buffers: the query tile's rows and dO's as
-  // pairs of dims and transposed, their lse and rowsum; with atomics also
-  // the block's keys transposed as pairs of rows, and the tile's ds
-  // transposed in a buffer of its own where that fits the 48 KiB, else in
-  // the query tile's, free once every warp computed s^T (at D = Dv = 64 its
-  // own would take 512 bytes too many).
+  // pairs of dims and transposed, their lse and rowsum; in f32, staged
+  // split (stagedSplitKeyGrad), the small parts of the first four. With
+  // atomics also the block's keys transposed as pairs of rows (f32: split,
+  // a buffer for each part), and the tile's ds transposed (likewise) in a
+  // buffer of its own, or in the query tile's, free once every warp
+  // computed s^T: in halves where its own would pass the 48 KiB (at D =
+  // Dv = 64 by 512 bytes); in f32 where the query tile's rows are as wide
+  // (D = 64), which leaves two blocks of the kernel 194.5 KiB of sm_90's
+  // 228 and the L1 cache the 60 KiB above, for the own rows that each
+  // tile reads again (the 32 KiB a block at D = Dv = 64).
   SmallVector<MemRefType> keyBuffers = {
       words(tile, headDim / values), words(tile, valueDim / values),
       words(headDim, tile / values), words(valueDim, tile / values),
       workgroupType({tile}),         workgroupType({tile})};
-  MemRefType keyT = words(headDim, kMmaRows / 2),
-             dsType = words(tile, kMmaRows / 2);
-  int64_t bytes = 0;
-  for (MemRefType type : keyBuffers)
-    bytes += *mlir::kiln::workgroupBytes(type);
-  for (MemRefType type : {keyT, dsType})
-    bytes += *mlir::kiln::workgroupBytes(type);
-  bool dsOwnBuffer = bytes <= mlir::kiln::kMaxStaticSharedBytes;
+  MemRefType keyT = words(headDim, kMmaRows / values),
+             dsType = words(tile, kMmaRows / values);
+  auto bytesOf = [](ArrayRef<MemRefType> types) {
+    return *mlir::kiln::sharedBytesOf(
+        SmallVector<Type>(types.begin(), types.end()));
+  };
+  bool splitKeyTiles = false, dsOwnBuffer = false;
+  // A tile's buffer staged split: both parts (splitParts).
+  auto bothParts = [&](MemRefType type) {
+    return splitKeyTiles ? words(2 * type.getDimSize(0), type.getDimSize(1))
+                         : type;
+  };
+  if (single) {
+    SmallVector<MemRefType> withSmall(keyBuffers);
+    for (int i = 0; i < 4; ++i)
+      withSmall[i] =
+          words(2 * keyBuffers[i].getDimSize(0), keyBuffers[i].getDimSize(1));
+    splitKeyTiles = stagedSplitKeyGrad(single, headDim, valueDim,
+                                       bytesOf(withSmall), sharedBytes);
+    if (splitKeyTiles)
+      keyBuffers = withSmall;
+    dsOwnBuffer = headDim < kMmaRows;
+  } else {
+    SmallVector<MemRefType> withOwn(keyBuffers);
+    withOwn.append({keyT, dsType});
+    dsOwnBuffer = bytesOf(withOwn) <= mlir::kiln::kMaxStaticSharedBytes;
+  }
+  SmallVector<MemRefType> withAtomics(keyBuffers);
+  withAtomics.push_back(bothParts(keyT));
+  if (dsOwnBuffer)
+    withAtomics.push_back(bothParts(dsType));
   // Atomics where the warps can share dq's product of a tile
   // (addQueryGradShares): its slabs of 16 queries, each over a part of
   // the dims. At head dims over 64, whose own rows are read per tile,
   // ptxas spills nothing at D = Dv = 96 on sm_90 and at most 32 bytes at
   // 128 (with an address per read of a staged tile it spilled 196 and
   // 112), where the two kernels take two products more per tile pair.
-  // f32 takes the two kernels: ds would be stored transposed as f32 words,
-  // and dq's shares summed in 3xTF32 products, which are not written.
-  bool atomics = !single && gradientAtomics && queries != 0 && keys != 0 &&
-                 shareableQueryGrad(tile, headDim) &&
-                 (dsOwnBuffer || headDim >= kMmaRows);
-  if (atomics) {
-    keyBuffers.push_back(keyT);
-    if (dsOwnBuffer)
-      keyBuffers.push_back(dsType);
-  }
-  // f32 query and dO tiles staged split (stagedSplitKeyGrad): their small
-  // parts in four more buffers, after the rest.
-  bool splitKeyTiles = false;
-  if (!atomics) {
-    SmallVector<MemRefType> withSmall(keyBuffers);
-    withSmall.append(keyBuffers.begin(), keyBuffers.begin() + 4);
-    splitKeyTiles =
-        stagedSplitKeyGrad(single, headDim, valueDim,
-                           *mlir::kiln::sharedBytesOf(SmallVector<Type>(
-                               withSmall.begin(), withSmall.end())),
-                           sharedBytes);
-    if (splitKeyTiles)
-      keyBuffers = withSmall;
-  }
+  // f32 takes them where its tiles are staged split and two blocks of the
+  // kernel with the keys and ds still share a multiprocessor (sm_90 up to
+  // D = Dv = 64, sm_80 up to 32); elsewhere the two kernels, whose query
+  // kernel splits its tiles as staged too.
+  bool atomics =
+      gradientAtomics && queries != 0 && keys != 0 &&
+      shareableQueryGrad(tile, headDim) &&
+      (single ? splitKeyTiles && 2 * bytesOf(withAtomics) <= sharedBytes
+              : dsOwnBuffer || headDim >= kMmaRows);
+  if (atomics)
+    keyBuffers = withAtomics;
   Value queryGradSum;
   /// A launch over the queries x headDim elements of each batch entry of
   /// dq, `body` given an element's row and column.
@@ -2520,11 +2609,14 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   };
   if (atomics) {
     // dq is summed in f32 from 0 by the key kernel's atomics, and scaled
-    // and rounded once at the end.
+    // and rounded once at the end; an f32 dq is its own sum.
     b.setInsertionPoint(call);
-    queryGradSum = b.create<memref::AllocOp>(
-        loc, MemRefType::get(cast<MemRefType>(grads[0].getType()).getShape(),
-                             b.getF32Type()));
+    queryGradSum =
+        single ? grads[0]
+               : b.create<memref::AllocOp>(
+                     loc, MemRefType::get(
+                              cast<MemRefType>(grads[0].getType()).getShape(),
+                              b.getF32Type()));
     forEachQueryGrad([&](Value row, Value column) {
       b.create<memref::StoreOp>(loc, f32(0.0), queryGradSum,
                                 at(queryGradSum, {row, column}));
@@ -2532,33 +2624,44 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   }
   if (keys != 0) {
     // dk and dv: key rows, query tiles.
-    // Each entry's rows a block reads: the queries and dO (2 bytes a dim),
-    // lse and rowsum, and with atomics dq's f32 sums (4 bytes a dim).
+    // Each entry's rows a block reads: the queries and dO, lse and rowsum,
+    // and with atomics dq's f32 sums (4 bytes a dim).
     Own o = launchOwn(keys, Longest::First,
-                      elementBytes * queries *
-                              ((atomics ? 3 : 1) * headDim + valueDim) +
-                          8 * queries,
+                      elementBytes * queries * (headDim + valueDim) +
+                          (atomics ? 4 * queries * headDim : 0) + 8 * queries,
                       keyBuffers);
     ValueRange staged = o.launch.getWorkgroupAttributions();
     Value queryTile = staged[0], gradTile = staged[1], queryT = staged[2],
           gradT = staged[3], lseTile = staged[4], deltaTile = staged[5];
-    Value keyTile, dsTile;
+    Value querySmall, gradSmall, queryTSmall, gradTSmall;
+    if (splitKeyTiles) {
+      std::tie(queryTile, querySmall) = splitParts(queryTile);
+      std::tie(gradTile, gradSmall) = splitParts(gradTile);
+      std::tie(queryT, queryTSmall) = splitParts(queryT);
+      std::tie(gradT, gradTSmall) = splitParts(gradT);
+    }
+    Value keyTile, keySmall, dsTile, dsSmall;
     if (atomics) {
       keyTile = staged[6];
       dsTile = dsOwnBuffer ? staged[7] : queryTile;
-    }
-    Value querySmall, gradSmall, queryTSmall, gradTSmall;
-    if (splitKeyTiles) {
-      querySmall = staged[6];
-      gradSmall = staged[7];
-      queryTSmall = staged[8];
-      gradTSmall = staged[9];
+      dsSmall = querySmall;
+      if (splitKeyTiles) {
+        std::tie(keyTile, keySmall) = splitParts(keyTile);
+        if (dsOwnBuffer)
+          std::tie(dsTile, dsSmall) = splitParts(dsTile);
+      }
     }
     const MmaLane &l = o.lane;
     Value scaleF = f32(scale);
     Words keyWords = keepWords(o, key), valueWords = keepWords(o, value);
-    if (atomics)
-      stagePairsTransposed(key, o.blockStart, keys, keyTile, l.thread, threads);
+    if (atomics) {
+      if (single)
+        stageTransposedKeys(key, o.blockStart, keys, keyTile, l.thread, threads,
+                            keySmall);
+      else
+        stagePairsTransposed(key, o.blockStart, keys, keyTile, l.thread,
+                             threads);
+    }
     Value firstTile =
         causal ? b.create<arith::DivUIOp>(loc, o.blockStart, index(tile))
                : zero;
@@ -2580,10 +2683,21 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     auto tileLoop = loop(
         atomics ? zero : firstTile, atomics ? steps : lastTile, one, inits,
         [&](Value step, ValueRange acc) -> SmallVector<Value> {
-          Value t = atomics
-                        ? add(firstTile, b.create<arith::RemUIOp>(
-                                             loc, add(step, rotation), steps))
-                        : step;
+          // The rotated tile's remainder in 32 bits: a 64-bit one by the
+          // causal grid's varying steps is a long sequence, whose
+          // registers cost the f32 key kernel 4 bytes of spills on sm_90.
+          Value t = step;
+          if (atomics) {
+            Type i32 = b.getI32Type();
+            auto narrow = [&](Value x) -> Value {
+              return b.create<arith::IndexCastUIOp>(loc, i32, x);
+            };
+            t = add(firstTile,
+                    b.create<arith::IndexCastUIOp>(
+                        loc, b.getIndexType(),
+                        b.create<arith::RemUIOp>(
+                            loc, narrow(add(step, rotation)), narrow(steps))));
+          }
           Value first = mul(t, index(tile));
           stagePairs(query, first, queries, queryTile, l.thread, threads,
                      querySmall);
@@ -2624,29 +2738,40 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
             p.push_back(weight);
             ds.push_back(grad);
           }
-          // ds transposed, for dq's product after the barrier: in the
-          // query tile's buffer once every warp has read it for s^T.
+          // ds's A operands for dk's product, and ds transposed for dq's
+          // product after the barrier (in the query tile's buffer once
+          // every warp has read it for s^T). In f32 ds is split once, for
+          // both.
+          SmallVector<SmallVector<Value, 4>> dsWords;
+          if (single)
+            dsWords = fragmentWords(ds, element);
           if (atomics) {
             if (!dsOwnBuffer)
               b.create<gpu::BarrierOp>(loc);
-            storePairsTransposed(l, dsTile, ds, element);
+            if (single)
+              storeSplitTransposed(l, dsTile, dsSmall, dsWords);
+            else
+              storePairsTransposed(l, dsTile, ds, element);
           }
+          if (!single)
+            dsWords = fragmentWords(ds, element);
           int64_t split = 4 * headDim / 8;
-          SmallVector<Value> next =
-              addWeighted(l, ds, queryT, queryTSmall, acc.take_front(split));
-          llvm::append_range(next, addWeighted(l, p, gradT, gradTSmall,
-                                               acc.drop_front(split)));
+          SmallVector<Value> updated = mmaProduct(
+              element, l, dsWords, queryT,
+              SmallVector<Value>(acc.take_front(split)), queryTSmall);
+          llvm::append_range(updated, addWeighted(l, p, gradT, gradTSmall,
+                                                  acc.drop_front(split)));
           b.create<gpu::BarrierOp>(loc);
           if (atomics) {
             addQueryGradShares(l, dsTile, keyTile, queryGradSum, first, element,
-                               queries, headDim);
+                               queries, headDim, dsSmall, keySmall);
             // The next tile stages its queries into ds's buffer when that
             // is the query tile's, once every warp has read ds; its own
             // buffer is written again after the next tile's first barrier.
             if (!dsOwnBuffer)
               b.create<gpu::BarrierOp>(loc);
           }
-          return next;
+          return updated;
         });
     SmallVector<Value> results(tileLoop.getResults());
     int64_t split = 4 * headDim / 8;
@@ -2660,14 +2785,16 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     forEachQueryGrad([&](Value row, Value column) {
       Value sum = b.create<memref::LoadOp>(loc, queryGradSum,
                                            at(queryGradSum, {row, column}));
-      b.create<memref::StoreOp>(
-          loc,
-          b.create<arith::TruncFOp>(
-              loc, element, b.create<arith::MulFOp>(loc, sum, f32(scale))),
-          grads[0], at(grads[0], {row, column}));
+      Value scaled = b.create<arith::MulFOp>(loc, sum, f32(scale));
+      if (!single)
+        scaled = b.create<arith::TruncFOp>(loc, element, scaled);
+      b.create<memref::StoreOp>(loc, scaled, grads[0],
+                                at(grads[0], {row, column}));
     });
-    b.setInsertionPoint(call);
-    b.create<memref::DeallocOp>(loc, queryGradSum);
+    if (!single) {
+      b.setInsertionPoint(call);
+      b.create<memref::DeallocOp>(loc, queryGradSum);
+    }
   } else if (queries != 0) {
     // dq: query rows, key tiles.
     int64_t keysPerTile =

@@ -14,6 +14,9 @@
 // RUN:   --kiln-cuda-flash-attention=gradient-atomics=false | FileCheck %s --check-prefix=SPLIT
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --kiln-cuda-flash-attention=f32-tensor-cores=true | FileCheck %s --check-prefix=TF32
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --kiln-cuda-flash-attention="f32-tensor-cores=true shared-bytes=232448" \
+// RUN:   | FileCheck %s --check-prefix=ATOMICS
 // RUN: not kiln-opt %s --split-input-file --kiln-cuda-flash-attention=rows-per-block=0 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OPTIONS
 // OPTIONS: kiln-cuda-flash-attention: rows-per-block must be in 1..1024 and keys-per-tile at least 1
@@ -854,8 +857,10 @@ func.func private @kiln_cuda_attention_grad(%q: memref<5x128xf32>, %k: memref<7x
 
 // -----
 
-// The f32 gradient under f32-tensor-cores: the tensor-core gradient's two
-// kernels on 3xTF32 products (no atomics, whatever gradient-atomics says),
+// The f32 gradient under f32-tensor-cores with the default shared-bytes
+// (48 KiB, which holds no tile staged split): the tensor-core gradient's
+// two kernels on 3xTF32 products (no atomics, whatever gradient-atomics
+// says),
 // tiles of 32 rows of the other side in f32 words. The key kernel stages
 // the query and dO tiles (32 x 64 words each), both transposed (64 x 32,
 // the queries of each 8 in the order of the weights' fragments) and their
@@ -881,11 +886,75 @@ func.func private @kiln_cuda_attention_grad(%q: memref<5x128xf32>, %k: memref<7x
 // TF32-NEXT:        scf.yield
 // TF32-NOT:     memref.atomic_rmw
 // TF32:         return
+// With sm_90's shared memory (shared-bytes, 227 KiB) the f32 gradient is
+// one kernel that adds dq with atomics into dq itself, zeroed before and
+// scaled in place after. Its split tiles are buffers of twice their rows
+// (the small parts' view 2048 words on), its keys staged transposed and
+// split (128 x 64), ds in the query tile's buffer. Per tile: s^T and dp^T
+// (192 triple products), a barrier before ds is stored over the queries,
+// dk and dv (192), a barrier, then dq's share of 32 queries x 64 dims
+// over 64 keys, 48 products and their atomics twice (the warps' slabs of
+// 16 queries, 32 dims each in two steps).
+// ATOMICS-LABEL: func.func @f32_grad(
+// ATOMICS:         gpu.launch
+// ATOMICS:           memref.store %{{.*}}, %arg6[%{{.*}}, %{{.*}}] : memref<5x64xf32>
+// ATOMICS:         gpu.launch {{.*}} workgroup(%[[Q:.*]] : memref<64x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x64xi32, #gpu.address_space<workgroup>>)
+// ATOMICS:           memref.subview %[[Q]][32, 0] [32, 64] [1, 1] {{.*}} to memref<32x64xi32, strided<[64, 1], offset: 2048>, #gpu.address_space<workgroup>>
+// ATOMICS:           scf.for
+// ATOMICS:             gpu.barrier
+// ATOMICS-COUNT-192:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// ATOMICS-NOT:         llvm.call_intrinsic
+// ATOMICS:             gpu.barrier
+// ATOMICS:             llvm.store
+// ATOMICS-COUNT-192:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// ATOMICS-NOT:         llvm.call_intrinsic
+// ATOMICS:             gpu.barrier
+// ATOMICS-COUNT-48:    llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// ATOMICS-NOT:         llvm.call_intrinsic
+// ATOMICS:             memref.atomic_rmw addf %{{.*}}, %arg6
+// ATOMICS-COUNT-48:    llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// ATOMICS-NOT:         llvm.call_intrinsic
+// ATOMICS:             memref.atomic_rmw addf %{{.*}}, %arg6
+// ATOMICS:             gpu.barrier
+// ATOMICS-NEXT:        scf.yield
+// ATOMICS:         gpu.launch
+// ATOMICS:           %[[SUM:.*]] = memref.load %arg6
+// ATOMICS:           %[[SCALED:.*]] = arith.mulf %[[SUM]]
+// ATOMICS:           memref.store %[[SCALED]], %arg6
+// ATOMICS-NOT:     gpu.launch
+// ATOMICS:         return
 func.func @f32_grad(%q: memref<5x64xf32>, %k: memref<7x64xf32>, %v: memref<7x64xf32>, %do: memref<5x64xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x64xf32>, %dk: memref<7x64xf32>, %dv: memref<7x64xf32>) {
   call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<5x64xf32>, memref<7x64xf32>, memref<7x64xf32>, memref<5x64xf32>, memref<5xf32>, memref<5xf32>, memref<5x64xf32>, memref<7x64xf32>, memref<7x64xf32>) -> ()
   return
 }
 func.func private @kiln_cuda_attention_grad(%q: memref<5x64xf32>, %k: memref<7x64xf32>, %v: memref<7x64xf32>, %do: memref<5x64xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x64xf32>, %dk: memref<7x64xf32>, %dv: memref<7x64xf32>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.250000e-01 : f64}} {
+  return
+}
+
+// -----
+
+// At D = 32 ds takes a buffer of its own (64 x 64: its 32 queries' big
+// and small parts over the block's 64 keys), after the keys', which the
+// next tile writes again only after its first barrier: no barrier before
+// ds's store or after dq's share. Per tile 192 triple products for s^T,
+// dp^T, dk and dv, 48 for dq's share.
+// ATOMICS-LABEL: func.func @f32_grad_32(
+// ATOMICS:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x64xi32, #gpu.address_space<workgroup>>)
+// ATOMICS:           scf.for
+// ATOMICS-COUNT-96:    llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// ATOMICS-NOT:         gpu.barrier
+// ATOMICS-COUNT-96:    llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// ATOMICS:             gpu.barrier
+// ATOMICS-COUNT-48:    llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// ATOMICS-NOT:         llvm.call_intrinsic
+// ATOMICS:             memref.atomic_rmw addf %{{.*}}, %arg6
+// ATOMICS-NOT:         gpu.barrier
+// ATOMICS:             scf.yield
+func.func @f32_grad_32(%q: memref<5x32xf32>, %k: memref<7x32xf32>, %v: memref<7x32xf32>, %do: memref<5x32xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x32xf32>, %dk: memref<7x32xf32>, %dv: memref<7x32xf32>) {
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<5x32xf32>, memref<7x32xf32>, memref<7x32xf32>, memref<5x32xf32>, memref<5xf32>, memref<5xf32>, memref<5x32xf32>, memref<7x32xf32>, memref<7x32xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<5x32xf32>, %k: memref<7x32xf32>, %v: memref<7x32xf32>, %do: memref<5x32xf32>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x32xf32>, %dk: memref<7x32xf32>, %dv: memref<7x32xf32>) attributes {kiln.cuda_attention_grad = {causal = true, scale = 1.250000e-01 : f64}} {
   return
 }
 

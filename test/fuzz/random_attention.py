@@ -45,7 +45,11 @@ kernels), cuda (on a GPU), and cuda-cudnn (on a GPU, with
 its fused attention, checked against numpy only, not against the
 tensor-core kernels' own algorithm), cuda-3xtf32 (on a GPU) and
 cuda-on-cpu-3xtf32 (--cuda-attention-3xtf32: the f32 forward and
-gradient on tensor cores in 3xTF32 products, held to f32's tolerance).
+gradient on tensor cores in 3xTF32 products, held to f32's tolerance),
+cuda-on-cpu-3xtf32-sm90 (the same kernels as compiled for sm_90, whose
+shared memory lets the gradient take one kernel with atomics up to head
+dims of 64, where sm_80's takes it up to 32) and
+cuda-on-cpu-3xtf32-deterministic (the gradient's two kernels).
 --head-dims fixes the head dims drawn (seed by seed from the list). A
 failing seed's program and inputs stay in --keep. --jobs N checks N seeds
 at once, reported in the seeds' order. Exit status 1 if any seed fails.
@@ -93,6 +97,11 @@ TARGET_FLAGS = {
     "cuda-3xtf32": ["--target=cuda", "--cuda-attention-3xtf32"],
     "cuda-on-cpu-3xtf32": ["--target=cuda-on-cpu", "-O1",
                            "--cuda-attention-3xtf32"],
+    "cuda-on-cpu-3xtf32-sm90": ["--target=cuda-on-cpu", "-O1",
+                                "--cuda-attention-3xtf32", "--cuda-arch=sm_90"],
+    "cuda-on-cpu-3xtf32-deterministic": ["--target=cuda-on-cpu", "-O1",
+                                         "--cuda-attention-3xtf32",
+                                         "--cuda-deterministic"],
 }
 
 

@@ -165,14 +165,18 @@ def KilnCudaFlashAttention
     stages it; wider ones are staged as f32 words, which each warp splits
     as it reads them. An
     f32 gradient call whose head dims are multiples of 16 up to 128 is
-    likewise the tensor-core gradient on 3xTF32 products, always as its two
-    kernels (no atomics), with tiles of 32 rows of the other side (16 over
-    64 dims) and the own rows' operands read and split per tile. Up to 64
-    head dims the query kernel stages its tiles split (six tiles, 48 KiB),
-    and so does the key kernel (eight, 64 KiB and its lse and row sums,
-    placed in dynamic shared memory by kiln-cuda-dynamic-shared-memory)
-    where shared-bytes gives a block at least twice that, so that two
-    blocks share a multiprocessor.
+    likewise the tensor-core gradient on 3xTF32 products, with tiles of
+    32 rows of the other side (16 over 64 dims) and the own rows' operands
+    read and split per tile. Up to 64 head dims the key kernel stages its
+    tiles split (eight, 64 KiB and its lse and row sums, placed in dynamic
+    shared memory by kiln-cuda-dynamic-shared-memory) where shared-bytes
+    gives a block at least twice that, so that two blocks share a
+    multiprocessor. With gradient-atomics, where the kernel with its keys
+    staged transposed and split and ds's tile split (in the query tile's
+    buffers at D = 64) still fits twice (sm_90 up to 64 head dims, sm_80
+    up to 32), that one launch also adds dq with atomics, into dq itself,
+    scaled in place after. Otherwise a second launch over query rows
+    stages its tiles split up to 64 head dims (six tiles, 48 KiB).
 
     A causal grid, in every kernel, starts with the blocks of the last
     rows, which have the most keys to walk, across batch entries: the
@@ -209,8 +213,9 @@ def KilnCudaFlashAttention
     keys and values as A operands and per query tile (64 rows, 32 for
     head dims over 64, 16 over 96) compute s^T = K Q^T and dp^T = V dO^T
     from the staged queries and dO, then dv += p^T dO and dk += ds^T Q, p
-    and ds rounded to the operands' type. With gradient-atomics and head
-    dims up to 64, that launch also stages its keys once transposed,
+    and ds rounded to the operands' type. With gradient-atomics, where
+    the warps share a tile's dq evenly, that launch also stages its keys
+    once transposed,
     writes each tile's ds transposed to workgroup memory and adds ds K
     for the tile's queries into an f32 buffer with atomics, which a
     launch zeroes before and another scales and rounds into dq after
@@ -226,8 +231,9 @@ def KilnCudaFlashAttention
     Option<"keysPerTile", "keys-per-tile", "int64_t", "64",
            "Keys per tile staged in workgroup memory">,
     Option<"gradientAtomics", "gradient-atomics", "bool", "true",
-           "Compute the register-tiled gradient, and the tensor-core one of "
-           "head dims up to 64, in one kernel that adds dq with atomics "
+           "Compute the register-tiled gradient and the tensor-core one "
+           "(in 3xTF32 where two blocks of it with its split keys fit a "
+           "multiprocessor) in one kernel that adds dq with atomics "
            "(false: two kernels that recompute p, summing every result in "
            "a fixed order)">,
     Option<"f32TensorCores", "f32-tensor-cores", "bool", "false",
