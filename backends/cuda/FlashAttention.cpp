@@ -1285,6 +1285,7 @@ private:
                 strides == SmallVector<int64_t>{width, 1} &&
                 !ShapedType::isDynamic(offset);
     assert(type.getElementType().isInteger(32) && rows && "a tile of words");
+    (void)rows;
     assert(rowsAhead % 8 == 0 && "rows of the swizzle's period");
     int64_t inPeriod = columnsAhead % period;
     Value word = add(mul(r, index(width)),
