@@ -215,7 +215,8 @@ static int64_t mmaTileKeys(int64_t headDim, int64_t valueDim, bool f32) {
 
 /// Whether the f32 (3xTF32) kernels stage the tiles they read as B
 /// operands split into their big and small TF32 parts (storeSplit), each
-/// part in a tile of its own, rather than as f32 words that each warp
+/// part in a tile of its own (the gradient's kernels: both in one buffer,
+/// splitParts), rather than as f32 words that each warp
 /// splits as it reads them: for head dims up to 64. A split costs five
 /// integer instructions besides its subtraction (the integer pipes run at
 /// half the FP32 rate); split as read, each of the block's four warps
@@ -1321,6 +1322,11 @@ private:
     };
     return {part(0), part(rows)};
   }
+  /// The buffer splitParts takes for a tile of `type`: twice its rows.
+  MemRefType splitBufferType(MemRefType type) {
+    return workgroupType({2 * type.getDimSize(0), type.getDimSize(1)},
+                         type.getElementType());
+  }
   /// Whether rows of `source` may be read 16 bytes at a time where the
   /// buffer itself starts at a 16-byte boundary: a static layout whose
   /// offset and outer strides are multiples of 16 bytes, its rows
@@ -2222,7 +2228,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   int64_t threads = 32 * kMmaWarps;
   int64_t values = perWord(element);
   // f32 key and value tiles staged split (stagedSplit), big parts and
-  // small ones in tiles of their own.
+  // small ones in tiles of their own: with both parts in one buffer
+  // (splitParts), ptxas takes 177 registers for the causal forward at
+  // D = Dv = 64 on sm_90 where it takes 168, three blocks an SM.
   bool split = stagedSplit(single, headDim, valueDim);
   SmallVector<MemRefType> tileTypes = {
       workgroupType({tileKeys, headDim / values}, i32),
@@ -2531,10 +2539,11 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   };
   // The key kernel's workgroup buffers: the query tile's rows and dO's as
   // pairs of dims and transposed, their lse and rowsum; in f32, staged
-  // split (stagedSplitKeyGrad), the small parts of the first four. With
-  // atomics also the block's keys transposed as pairs of rows (f32: split,
-  // a buffer for each part), and the tile's ds transposed (likewise) in a
-  // buffer of its own, or in the query tile's, free once every warp
+  // split (stagedSplitKeyGrad), the first four with both parts of their
+  // tiles (splitParts). With atomics also the block's keys transposed as
+  // pairs of rows (f32: single keys, both parts), and the tile's ds
+  // transposed (likewise) in a buffer of its own, or in the query tile's,
+  // free once every warp
   // computed s^T: in halves where its own would pass the 48 KiB (at D =
   // Dv = 64 by 512 bytes); in f32 where the query tile's rows are as wide
   // (D = 64), which leaves two blocks of the kernel 194.5 KiB of sm_90's
@@ -2551,16 +2560,14 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
         SmallVector<Type>(types.begin(), types.end()));
   };
   bool splitKeyTiles = false, dsOwnBuffer = false;
-  // A tile's buffer staged split: both parts (splitParts).
+  // A tile's buffer, both parts where staged split (splitParts).
   auto bothParts = [&](MemRefType type) {
-    return splitKeyTiles ? words(2 * type.getDimSize(0), type.getDimSize(1))
-                         : type;
+    return splitKeyTiles ? splitBufferType(type) : type;
   };
   if (single) {
     SmallVector<MemRefType> withSmall(keyBuffers);
     for (int i = 0; i < 4; ++i)
-      withSmall[i] =
-          words(2 * keyBuffers[i].getDimSize(0), keyBuffers[i].getDimSize(1));
+      withSmall[i] = splitBufferType(keyBuffers[i]);
     splitKeyTiles = stagedSplitKeyGrad(single, headDim, valueDim,
                                        bytesOf(withSmall), sharedBytes);
     if (splitKeyTiles)
@@ -2800,14 +2807,15 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     // dq: query rows, key tiles.
     int64_t keysPerTile =
         mmaGradientTile(headDim, valueDim, /*keyKernel=*/false, single);
-    // f32 tiles staged split (stagedSplit): the big parts in the first
-    // three, the small ones in three more.
+    // f32 tiles staged split (stagedSplit): each buffer both parts of its
+    // tile (splitParts).
     bool split = stagedSplit(single, headDim, valueDim);
     SmallVector<MemRefType> tileTypes = {words(keysPerTile, headDim / values),
                                          words(keysPerTile, valueDim / values),
                                          words(headDim, keysPerTile / values)};
     if (split)
-      tileTypes.append(SmallVector<MemRefType>(tileTypes));
+      for (MemRefType &type : tileTypes)
+        type = splitBufferType(type);
     Own o =
         launchOwn(queries, Longest::Last,
                   elementBytes * keys * (2 * headDim + valueDim), tileTypes);
@@ -2820,9 +2828,9 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
       // sm_90; three take 168.
       o.launch->setAttr(kiln::kMinBlocksPerSmAttr,
                         b.getI64IntegerAttr(kMmaBlocksPerSM));
-      keySmall = staged[3];
-      valueSmall = staged[4];
-      keyTSmall = staged[5];
+      std::tie(keyTile, keySmall) = splitParts(keyTile);
+      std::tie(valueTile, valueSmall) = splitParts(valueTile);
+      std::tie(keyT, keyTSmall) = splitParts(keyT);
     }
     const MmaLane &l = o.lane;
     Value scaleF = f32(scale);

@@ -868,7 +868,8 @@ func.func private @kiln_cuda_attention_grad(%q: memref<5x128xf32>, %k: memref<7x
 // products each: 64 dims in eights, 32 queries in eights), then dv += p^T
 // dO and dk += ds^T Q (4 x 8 each), its own keys and values read and split
 // per tile. The query kernel stages keys and values (32 x 64) and the keys
-// transposed, and computes s, dp and dq += ds K.
+// transposed, split into TF32 words, each buffer both parts of its tile
+// (the small ones a view 2048 words on), and computes s, dp and dq += ds K.
 // TF32-LABEL: func.func @f32_grad(
 // TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
 // TF32:           scf.for
@@ -877,7 +878,8 @@ func.func private @kiln_cuda_attention_grad(%q: memref<5x128xf32>, %k: memref<7x
 // TF32-NOT:         llvm.call_intrinsic
 // TF32:             gpu.barrier
 // TF32-NEXT:        scf.yield
-// TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>)
+// TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x64xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128x32xi32, #gpu.address_space<workgroup>>)
+// TF32:           memref.subview %{{.*}}[32, 0] [32, 64] [1, 1] {{.*}} to memref<32x64xi32, strided<[64, 1], offset: 2048>, #gpu.address_space<workgroup>>
 // TF32:           scf.for
 // TF32:             gpu.barrier
 // TF32-COUNT-288:   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"

@@ -168,7 +168,8 @@ def KilnCudaFlashAttention
     likewise the tensor-core gradient on 3xTF32 products, with tiles of
     32 rows of the other side (16 over 64 dims) and the own rows' operands
     read and split per tile. Up to 64 head dims the key kernel stages its
-    tiles split (eight, 64 KiB and its lse and row sums, placed in dynamic
+    tiles split (four, each buffer both parts of its tile, 64 KiB and its
+    lse and row sums, placed in dynamic
     shared memory by kiln-cuda-dynamic-shared-memory) where shared-bytes
     gives a block at least twice that, so that two blocks share a
     multiprocessor. With gradient-atomics, where the kernel with its keys
@@ -176,7 +177,8 @@ def KilnCudaFlashAttention
     buffers at D = 64) still fits twice (sm_90 up to 64 head dims, sm_80
     up to 32), that one launch also adds dq with atomics, into dq itself,
     scaled in place after. Otherwise a second launch over query rows
-    stages its tiles split up to 64 head dims (six tiles, 48 KiB).
+    stages its tiles split up to 64 head dims (three, each buffer both
+    parts of its tile, 48 KiB).
 
     A causal grid, in every kernel, starts with the blocks of the last
     rows, which have the most keys to walk, across batch entries: the
