@@ -431,6 +431,15 @@ public:
                 int64_t headDim, int64_t valueDim);
   /// The tensor-core gradient's two kernels, for f16 and bf16 buffers where
   /// fitsTheMmaGradient: `operands` and `grads` as for buildTiledGrad.
+  /// What planMmaGradKeyBuffers decides.
+  struct MmaGradKeyBuffers {
+    SmallVector<MemRefType> buffers;
+    MemRefType keyT, dsType;
+    bool splitKeyTiles, dsOwnBuffer, atomics;
+  };
+  MmaGradKeyBuffers planMmaGradKeyBuffers(Type element, int64_t headDim,
+                                          int64_t valueDim, int64_t queries,
+                                          int64_t keys);
   void buildMmaGrad(ArrayRef<Value> operands, Value mask, ArrayRef<Value> grads,
                     double scale, bool causal, int64_t batch,
                     ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
@@ -2450,6 +2459,85 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 /// dq and dk are scaled once at the end; the products accumulate in f32
 /// and every result is rounded once. For head dims over 64 the own rows'
 /// A operands are read per tile rather than kept (reloadOwnRows).
+/// The gradient key kernel's workgroup buffers (buildMmaGrad), and
+/// whether that kernel adds dq with atomics (one kernel) or the query
+/// kernel computes it (two kernels).
+KernelBuilder::MmaGradKeyBuffers
+KernelBuilder::planMmaGradKeyBuffers(Type element, int64_t headDim,
+                                     int64_t valueDim, int64_t queries,
+                                     int64_t keys) {
+  Type i32 = b.getI32Type();
+  bool single = element.isF32();
+  int64_t values = perWord(element);
+  int64_t tile = mmaGradientTile(headDim, valueDim, /*keyKernel=*/true, single);
+  auto words = [&](int64_t rows, int64_t width) {
+    return workgroupType({rows, width}, i32);
+  };
+  // The key kernel's workgroup buffers: the query tile's rows and dO's as
+  // pairs of dims and transposed, their lse and rowsum; in f32, staged
+  // split (stagedSplitKeyGrad), the first four with both parts of their
+  // tiles (splitParts). With atomics also the block's keys transposed as
+  // pairs of rows (f32: single keys, both parts), and the tile's ds
+  // transposed (likewise) in a buffer of its own, or in the query tile's,
+  // free once every warp
+  // computed s^T: in halves where its own would pass the 48 KiB (at D =
+  // Dv = 64 by 512 bytes); in f32 where the query tile's rows are as wide
+  // (D = 64), which leaves two blocks of the kernel 194.5 KiB of sm_90's
+  // 228 and the L1 cache the 60 KiB above, for the own rows that each
+  // tile reads again (the 32 KiB a block at D = Dv = 64).
+  SmallVector<MemRefType> keyBuffers = {
+      words(tile, headDim / values), words(tile, valueDim / values),
+      words(headDim, tile / values), words(valueDim, tile / values),
+      workgroupType({tile}),         workgroupType({tile})};
+  MemRefType keyT = words(headDim, kMmaRows / values),
+             dsType = words(tile, kMmaRows / values);
+  auto bytesOf = [](ArrayRef<MemRefType> types) {
+    return *mlir::kiln::sharedBytesOf(
+        SmallVector<Type>(types.begin(), types.end()));
+  };
+  bool splitKeyTiles = false, dsOwnBuffer = false;
+  // A tile's buffer, both parts where staged split (splitParts).
+  auto bothParts = [&](MemRefType type) {
+    return splitKeyTiles ? splitBufferType(type) : type;
+  };
+  if (single) {
+    SmallVector<MemRefType> withSmall(keyBuffers);
+    for (int i = 0; i < 4; ++i)
+      withSmall[i] = splitBufferType(keyBuffers[i]);
+    splitKeyTiles = stagedSplitKeyGrad(single, headDim, valueDim,
+                                       bytesOf(withSmall), sharedBytes);
+    if (splitKeyTiles)
+      keyBuffers = withSmall;
+    dsOwnBuffer = headDim < kMmaRows;
+  } else {
+    SmallVector<MemRefType> withOwn(keyBuffers);
+    withOwn.append({keyT, dsType});
+    dsOwnBuffer = bytesOf(withOwn) <= mlir::kiln::kMaxStaticSharedBytes;
+  }
+  SmallVector<MemRefType> withAtomics(keyBuffers);
+  withAtomics.push_back(bothParts(keyT));
+  if (dsOwnBuffer)
+    withAtomics.push_back(bothParts(dsType));
+  // Atomics where the warps can share dq's product of a tile
+  // (addQueryGradShares): its slabs of 16 queries, each over a part of
+  // the dims. At head dims over 64, whose own rows are read per tile,
+  // ptxas spills nothing at D = Dv = 96 on sm_90 and at most 32 bytes at
+  // 128 (with an address per read of a staged tile it spilled 196 and
+  // 112), where the two kernels take two products more per tile pair.
+  // f32 takes them where its tiles are staged split and two blocks of the
+  // kernel with the keys and ds still share a multiprocessor (sm_90 up to
+  // D = Dv = 64, sm_80 up to 32); elsewhere the two kernels, whose query
+  // kernel splits its tiles as staged too.
+  bool atomics =
+      gradientAtomics && queries != 0 && keys != 0 &&
+      shareableQueryGrad(tile, headDim) &&
+      (single ? splitKeyTiles && 2 * bytesOf(withAtomics) <= sharedBytes
+              : dsOwnBuffer || headDim >= kMmaRows);
+  if (atomics)
+    keyBuffers = withAtomics;
+  return {keyBuffers, keyT, dsType, splitKeyTiles, dsOwnBuffer, atomics};
+}
+
 void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
                                  ArrayRef<Value> grads, double scale,
                                  bool causal, int64_t batch,
@@ -2537,68 +2625,16 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     return mmaProduct(element, l, fragmentWords(weights, element), staged,
                       SmallVector<Value>(acc), small);
   };
-  // The key kernel's workgroup buffers: the query tile's rows and dO's as
-  // pairs of dims and transposed, their lse and rowsum; in f32, staged
-  // split (stagedSplitKeyGrad), the first four with both parts of their
-  // tiles (splitParts). With atomics also the block's keys transposed as
-  // pairs of rows (f32: single keys, both parts), and the tile's ds
-  // transposed (likewise) in a buffer of its own, or in the query tile's,
-  // free once every warp
-  // computed s^T: in halves where its own would pass the 48 KiB (at D =
-  // Dv = 64 by 512 bytes); in f32 where the query tile's rows are as wide
-  // (D = 64), which leaves two blocks of the kernel 194.5 KiB of sm_90's
-  // 228 and the L1 cache the 60 KiB above, for the own rows that each
-  // tile reads again (the 32 KiB a block at D = Dv = 64).
-  SmallVector<MemRefType> keyBuffers = {
-      words(tile, headDim / values), words(tile, valueDim / values),
-      words(headDim, tile / values), words(valueDim, tile / values),
-      workgroupType({tile}),         workgroupType({tile})};
-  MemRefType keyT = words(headDim, kMmaRows / values),
-             dsType = words(tile, kMmaRows / values);
-  auto bytesOf = [](ArrayRef<MemRefType> types) {
-    return *mlir::kiln::sharedBytesOf(
-        SmallVector<Type>(types.begin(), types.end()));
-  };
-  bool splitKeyTiles = false, dsOwnBuffer = false;
+  MmaGradKeyBuffers plan =
+      planMmaGradKeyBuffers(element, headDim, valueDim, queries, keys);
+  SmallVector<MemRefType> keyBuffers = plan.buffers;
+  MemRefType keyT = plan.keyT, dsType = plan.dsType;
+  bool splitKeyTiles = plan.splitKeyTiles, dsOwnBuffer = plan.dsOwnBuffer,
+       atomics = plan.atomics;
   // A tile's buffer, both parts where staged split (splitParts).
   auto bothParts = [&](MemRefType type) {
     return splitKeyTiles ? splitBufferType(type) : type;
   };
-  if (single) {
-    SmallVector<MemRefType> withSmall(keyBuffers);
-    for (int i = 0; i < 4; ++i)
-      withSmall[i] = splitBufferType(keyBuffers[i]);
-    splitKeyTiles = stagedSplitKeyGrad(single, headDim, valueDim,
-                                       bytesOf(withSmall), sharedBytes);
-    if (splitKeyTiles)
-      keyBuffers = withSmall;
-    dsOwnBuffer = headDim < kMmaRows;
-  } else {
-    SmallVector<MemRefType> withOwn(keyBuffers);
-    withOwn.append({keyT, dsType});
-    dsOwnBuffer = bytesOf(withOwn) <= mlir::kiln::kMaxStaticSharedBytes;
-  }
-  SmallVector<MemRefType> withAtomics(keyBuffers);
-  withAtomics.push_back(bothParts(keyT));
-  if (dsOwnBuffer)
-    withAtomics.push_back(bothParts(dsType));
-  // Atomics where the warps can share dq's product of a tile
-  // (addQueryGradShares): its slabs of 16 queries, each over a part of
-  // the dims. At head dims over 64, whose own rows are read per tile,
-  // ptxas spills nothing at D = Dv = 96 on sm_90 and at most 32 bytes at
-  // 128 (with an address per read of a staged tile it spilled 196 and
-  // 112), where the two kernels take two products more per tile pair.
-  // f32 takes them where its tiles are staged split and two blocks of the
-  // kernel with the keys and ds still share a multiprocessor (sm_90 up to
-  // D = Dv = 64, sm_80 up to 32); elsewhere the two kernels, whose query
-  // kernel splits its tiles as staged too.
-  bool atomics =
-      gradientAtomics && queries != 0 && keys != 0 &&
-      shareableQueryGrad(tile, headDim) &&
-      (single ? splitKeyTiles && 2 * bytesOf(withAtomics) <= sharedBytes
-              : dsOwnBuffer || headDim >= kMmaRows);
-  if (atomics)
-    keyBuffers = withAtomics;
   Value queryGradSum;
   /// A launch over the queries x headDim elements of each batch entry of
   /// dq, `body` given an element's row and column.

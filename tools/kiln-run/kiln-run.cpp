@@ -317,7 +317,7 @@ int printCudaStats(const kiln_module_t *module) {
               "allocations, %llu bytes held, largest device buffer %llu "
               "bytes, %llu loops as graphs, %llu calls as graphs (%llu "
               "captured, holding %llu bytes), %llu constants on the "
-              "device (%llu bytes)\n",
+              "device (%llu bytes), %llu call sites tuned\n",
               (unsigned long long)stats.calls,
               (unsigned long long)stats.kernel_launches,
               (unsigned long long)stats.stream_syncs,
@@ -331,7 +331,8 @@ int printCudaStats(const kiln_module_t *module) {
               (unsigned long long)stats.graph_captures,
               (unsigned long long)stats.graph_bytes,
               (unsigned long long)stats.constant_uploads,
-              (unsigned long long)stats.constant_bytes);
+              (unsigned long long)stats.constant_bytes,
+              (unsigned long long)stats.tuned_sites);
   return 0;
 }
 

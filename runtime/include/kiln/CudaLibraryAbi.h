@@ -245,4 +245,33 @@ typedef void *(*kiln_cuda_resident_constant_fn)(const void *constant,
 typedef int32_t (*kiln_cuda_graph_call_begin_fn)(void);
 typedef void (*kiln_cuda_graph_call_end_fn)(void);
 
+/* A tuned call site: one computation that the module implements in several
+ * ways (variants), each writing the same results from the same operands
+ * and none writing what it reads, of which the runtime runs the fastest on
+ * this device (kiln-cuda-flash-attention's f32 attentions: on CUDA cores,
+ * and in 3xTF32 products on tensor cores). The host code runs
+ *   rounds = KILN_CUDA_TUNE_ROUNDS_FUNCTION(site, variants, names)
+ *   for (round = 0; round < rounds; ++round) {
+ *     variant = KILN_CUDA_TUNE_BEGIN_FUNCTION(site, round)
+ *     queue the work of variant `variant` (0 .. variants - 1)
+ *     KILN_CUDA_TUNE_END_FUNCTION(site, round)
+ *   }
+ * `site` numbers the module's tuned sites from 0, `names` (a NUL-terminated
+ * string, read during the call) names the variants, separated by commas,
+ * for KILN_CUDA_TUNE_LOG. Once a site is decided, rounds is 1 and begin
+ * answers the chosen variant. The first call of an undecided site outside
+ * a capture into a CUDA graph runs every variant once to warm up and three
+ * times between two CUDA events, then the fastest, whose results the call
+ * returns; KILN_CUDA_TUNE=0 (or a driver without events) decides for
+ * variant 0 without timing. In a capture, an undecided site runs variant 0
+ * and stays undecided. */
+#define KILN_CUDA_TUNE_ROUNDS_FUNCTION "kiln_cuda_tune_rounds"
+#define KILN_CUDA_TUNE_BEGIN_FUNCTION "kiln_cuda_tune_begin"
+#define KILN_CUDA_TUNE_END_FUNCTION "kiln_cuda_tune_end"
+
+typedef int64_t (*kiln_cuda_tune_rounds_fn)(int64_t site, int64_t variants,
+                                            const char *names);
+typedef int64_t (*kiln_cuda_tune_begin_fn)(int64_t site, int64_t round);
+typedef void (*kiln_cuda_tune_end_fn)(int64_t site, int64_t round);
+
 #endif /* KILN_CUDALIBRARYABI_H */

@@ -281,6 +281,9 @@ typedef struct kiln_cuda_stats_t {
    * them: graphs run one after the other on the module's stream, so this
    * is about the largest function's intermediates, not the sum. */
   uint64_t graph_bytes;
+  /* Call sites the module implements in several ways (tuned attention)
+   * decided by timing their variants at their first call. */
+  uint64_t tuned_sites;
 } kiln_cuda_stats_t;
 
 /* Fills the first `stats_size` bytes of `stats` for a CUDA module; pass

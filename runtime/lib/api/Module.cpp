@@ -439,6 +439,7 @@ kiln_status_t kiln_module_cuda_stats(const kiln_module_t *module,
   all.constant_uploads = counters.constantUploads;
   all.constant_bytes = counters.constantBytes;
   all.graph_bytes = counters.graphBytes;
+  all.tuned_sites = counters.tunedSites;
   std::memcpy(stats, &all, std::min(statsSize, sizeof(all)));
   if (statsSize > sizeof(all))
     std::memset(reinterpret_cast<char *>(stats) + sizeof(all), 0,

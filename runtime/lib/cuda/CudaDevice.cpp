@@ -204,6 +204,8 @@ CudaDevice::~CudaDevice() {
     for (auto &[entry, call] : graphCalls)
       for (GraphCall::Graph &graph : call->graphs)
         driver->graphExecDestroy(graph.exec);
+    for (auto &[number, site] : tunedSites)
+      dropEvents(site);
     for (auto &[pointer, allocation] : allocations)
       driver->memFree(pointer);
     for (auto &[constant, copy] : constants)

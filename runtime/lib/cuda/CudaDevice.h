@@ -37,6 +37,8 @@
 //     call copies them on the device (into a result);
 //   - the calls of a function whose host code only queues device work run
 //     as one CUDA graph launch from the second call on (CudaGraphCalls.cpp);
+//   - a call site the module implements in several ways runs the fastest,
+//     timed at its first call (CudaTuning.cpp);
 //   - counters (CudaStats) record launches, waits, copies to the host and
 //     driver allocations, for kiln_module_cuda_stats.
 // The mgpu ABI returns no errors, so the first failure of a call is
@@ -94,6 +96,8 @@ struct CudaStats {
   uint64_t constantBytes = 0;
   /// Bytes of the buffers graphs of calls hold (filled in by stats()).
   uint64_t graphBytes = 0;
+  /// Tuned call sites decided by timing their variants.
+  uint64_t tunedSites = 0;
 };
 
 /// The device a process opens among \p count: KILN_CUDA_DEVICE when set (a
@@ -253,6 +257,16 @@ public:
   /// beginGraphCall started, and queues the graph it made.
   void endGraphCall();
 
+  // Tuned call sites (CudaTuning.cpp; kiln/CudaLibraryAbi.h's
+  // KILN_CUDA_TUNE_* functions).
+  /// The rounds the host code runs `site` for in this call: 1 where it is
+  /// decided, or inside a capture, else one warm-up and kTimedRuns timed
+  /// runs of each of its `variants`, then the chosen one.
+  int64_t tuneRounds(int64_t site, int64_t variants, const char *names);
+  /// The variant `site` runs in `round`; starts the variant's timing.
+  int64_t tuneBegin(int64_t site, int64_t round);
+  /// Ends `round` of `site`; stops the variant's timing.
+  void tuneEnd(int64_t site, int64_t round);
   /// Records the first failure of the current call.
   void fail(const std::string &message);
 
@@ -417,6 +431,22 @@ private:
   /// The device copy of a constant (uploadConstant's), uploaded at its
   /// first use; 0, with the call failed, when that fails.
   CUdeviceptr uploadConstant(const void *constant, int64_t bytes);
+  /// A tuned call site: its variants and their names, the variant chosen
+  /// (-1 while undecided), whether the rounds of this call time the
+  /// variants, and each variant's events around its timed runs.
+  struct TunedSite {
+    int64_t variants = 0;
+    std::string names;
+    int64_t chosen = -1;
+    bool timing = false;
+    std::vector<CUevent> starts, stops;
+  };
+  std::map<int64_t, TunedSite> tunedSites;
+  /// Decides `site` for the fastest of its timed variants, or for variant
+  /// 0 where a time cannot be read.
+  void decide(int64_t siteNumber, TunedSite &site);
+  /// Destroys `site`'s events.
+  void dropEvents(TunedSite &site);
   /// Updated under callMutex.
   CudaStats counters;
   /// The first failure of the current call; empty while it goes well.

@@ -72,6 +72,12 @@ struct DriverFunctions {
                                void **);
   CUresult (*cuLinkComplete)(CUlinkState, void **, size_t *);
   CUresult (*cuLinkDestroy)(CUlinkState);
+  // Optional: events, for tuned call sites.
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
 };
 
 /// cuda.h's CUDA_CONDITIONAL_NODE_PARAMS.
@@ -203,6 +209,29 @@ public:
     return description;
   }
 
+  CUresult eventCreate(CUevent *event, unsigned flags) override {
+    return f.cuEventCreate && f.cuEventRecord && f.cuEventSynchronize &&
+                   f.cuEventElapsedTime && f.cuEventDestroy
+               ? f.cuEventCreate(event, flags)
+               : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult eventRecord(CUevent event, CUstream stream) override {
+    return f.cuEventRecord ? f.cuEventRecord(event, stream)
+                           : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult eventSynchronize(CUevent event) override {
+    return f.cuEventSynchronize ? f.cuEventSynchronize(event)
+                                : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult eventElapsedTime(float *milliseconds, CUevent start,
+                            CUevent stop) override {
+    return f.cuEventElapsedTime ? f.cuEventElapsedTime(milliseconds, start, stop)
+                                : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUresult eventDestroy(CUevent event) override {
+    return f.cuEventDestroy ? f.cuEventDestroy(event)
+                            : CUDA_ERROR_NOT_SUPPORTED;
+  }
   CUresult graphCreate(CUgraph *graph, unsigned flags) override {
     return f.cuGraphCreate ? f.cuGraphCreate(graph, flags)
                            : CUDA_ERROR_NOT_SUPPORTED;
@@ -407,6 +436,14 @@ std::unique_ptr<CudaDriver> loadCudaDriver(const std::string &library,
   optional("cuLinkAddFile_v2", f.cuLinkAddFile_v2);
   optional("cuLinkComplete", f.cuLinkComplete);
   optional("cuLinkDestroy", f.cuLinkDestroy);
+  optional("cuEventCreate", f.cuEventCreate);
+  optional("cuEventRecord", f.cuEventRecord);
+  optional("cuEventSynchronize", f.cuEventSynchronize);
+  // cuda.h maps cuEventElapsedTime to the _v2 name from CUDA 12.8 on.
+  optional("cuEventElapsedTime_v2", f.cuEventElapsedTime);
+  if (!f.cuEventElapsedTime)
+    optional("cuEventElapsedTime", f.cuEventElapsedTime);
+  optional("cuEventDestroy_v2", f.cuEventDestroy);
   return std::make_unique<DlopenCudaDriver>(handle, f);
 }
 

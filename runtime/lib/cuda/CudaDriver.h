@@ -34,6 +34,7 @@ using CUgraphNode = struct CUgraphNode_st *;
 using CUgraphExec = struct CUgraphExec_st *;
 using CUlinkState = struct CUlinkState_st *;
 using CUgraphConditionalHandle = unsigned long long;
+using CUevent = struct CUevent_st *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 /// What cuInit returns on a machine with a driver but no CUDA device.
@@ -175,6 +176,24 @@ public:
   virtual CUresult graphExecUpdate(CUgraphExec, CUgraph) {
     return CUDA_ERROR_NOT_SUPPORTED;
   }
+  // CUDA events, which time the variants of a tuned call site
+  // (CudaTuning.cpp). A driver without them answers
+  // CUDA_ERROR_NOT_SUPPORTED, and the sites run their first variant.
+  virtual CUresult eventCreate(CUevent *, unsigned) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  virtual CUresult eventRecord(CUevent, CUstream) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  virtual CUresult eventSynchronize(CUevent) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  /// The milliseconds from `start` to `stop`, both recorded and reached.
+  virtual CUresult eventElapsedTime(float *, CUevent /*start*/,
+                                    CUevent /*stop*/) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  virtual CUresult eventDestroy(CUevent) { return CUDA_ERROR_NOT_SUPPORTED; }
   /// Links `ptx` with the device library archive at `library` into an
   /// image that moduleLoadDataEx takes; `log` receives the linker's errors.
   virtual CUresult linkWithLibrary(const std::string &, const std::string &,

@@ -159,6 +159,21 @@ static_assert(std::is_same_v<decltype(&kilnCudaCopyConstant),
               "the constants' and graph call functions' signatures are "
               "kiln/CudaLibraryAbi.h's");
 
+int64_t kilnCudaTuneRounds(int64_t site, int64_t variants, const char *names) {
+  return device().tuneRounds(site, variants, names);
+}
+int64_t kilnCudaTuneBegin(int64_t site, int64_t round) {
+  return device().tuneBegin(site, round);
+}
+void kilnCudaTuneEnd(int64_t site, int64_t round) {
+  device().tuneEnd(site, round);
+}
+static_assert(
+    std::is_same_v<decltype(&kilnCudaTuneRounds), kiln_cuda_tune_rounds_fn> &&
+        std::is_same_v<decltype(&kilnCudaTuneBegin), kiln_cuda_tune_begin_fn> &&
+        std::is_same_v<decltype(&kilnCudaTuneEnd), kiln_cuda_tune_end_fn>,
+    "the tuned call sites' functions' signatures are kiln/CudaLibraryAbi.h's");
+
 template <typename F> void *address(F *function) {
   return reinterpret_cast<void *>(function);
 }
@@ -197,6 +212,9 @@ const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
       {KILN_CUDA_RESIDENT_CONSTANT_FUNCTION, address(kilnCudaResidentConstant)},
       {KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION, address(kilnCudaGraphCallBegin)},
       {KILN_CUDA_GRAPH_CALL_END_FUNCTION, address(kilnCudaGraphCallEnd)},
+      {KILN_CUDA_TUNE_ROUNDS_FUNCTION, address(kilnCudaTuneRounds)},
+      {KILN_CUDA_TUNE_BEGIN_FUNCTION, address(kilnCudaTuneBegin)},
+      {KILN_CUDA_TUNE_END_FUNCTION, address(kilnCudaTuneEnd)},
   };
   return functions;
 }

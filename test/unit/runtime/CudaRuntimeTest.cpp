@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -128,6 +129,23 @@ struct FakeState {
   /// Synchronous work asked for while a capture was under way (which a
   /// driver refuses, and which would break the capture).
   int syncsDuringCapture = 0;
+  /// Events: whether the fake has them, the milliseconds each kernel takes
+  /// when it runs (`firstRunMs` for its first run, where given), the clock
+  /// they advance, the time each event was reached at, and what happened.
+  bool events = false;
+  std::map<std::string, float> kernelMs, firstRunMs;
+  std::set<std::string> ranOnce;
+  float clock = 0;
+  std::map<CUevent, float> reached;
+  int eventsCreated = 0, eventsDestroyed = 0, eventRecords = 0;
+  /// Runs kernel `name`'s time on the clock.
+  void runFor(const std::string &name) {
+    auto first = firstRunMs.find(name);
+    if (first != firstRunMs.end() && ranOnce.insert(name).second)
+      clock += first->second;
+    else if (kernelMs.count(name))
+      clock += kernelMs[name];
+  }
   std::string linkedLibrary;
 
   /// Queues `work` on the stream, or adds it to the graph being captured.
@@ -211,6 +229,9 @@ public:
                              const char *name) override {
     ++s.functionLookups;
     static const char *const kernels[] = {"scale2",
+                                          "scale2_a",
+                                          "scale2_b",
+                                          "scale2_c",
                                           "add1",
                                           "copy",
                                           "less100",
@@ -273,13 +294,16 @@ public:
     const float *in = *static_cast<float **>(params[0]);
     void *out = *static_cast<void **>(params[1]);
     int64_t n = *static_cast<int64_t *>(params[2]);
-    s.enqueue([name, in, out, n] {
+    s.enqueue([this, name, in, out, n] {
+      s.runFor(name);
       if (name == "less100" || name == "less10") {
         *static_cast<uint8_t *>(out) = in[0] < (name == "less10" ? 10 : 100);
         return;
       }
+      // scale2 and the tuned site's variants scale2_a, _b and _c.
+      bool scale2 = name.rfind("scale2", 0) == 0;
       for (int64_t i = 0; i < n; ++i)
-        static_cast<float *>(out)[i] = name == "scale2" ? 2 * in[i]
+        static_cast<float *>(out)[i] = scale2             ? 2 * in[i]
                                        : name == "add1" ? in[i] + 1
                                                         : in[i];
     });
@@ -370,6 +394,34 @@ public:
       return kCaptureUnsupported;
     ++s.syncs;
     s.drain();
+    return CUDA_SUCCESS;
+  }
+  CUresult eventCreate(CUevent *event, unsigned) override {
+    if (!s.events)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    *event = reinterpret_cast<CUevent>(uintptr_t(++s.eventsCreated));
+    return CUDA_SUCCESS;
+  }
+  CUresult eventRecord(CUevent event, CUstream) override {
+    ++s.eventRecords;
+    s.reached.erase(event);
+    s.enqueue([this, event] { s.reached[event] = s.clock; });
+    return CUDA_SUCCESS;
+  }
+  CUresult eventSynchronize(CUevent event) override {
+    if (!s.mayRunSynchronously())
+      return kCaptureUnsupported;
+    s.drain();
+    return s.reached.count(event) ? CUDA_SUCCESS : kInvalidValue;
+  }
+  CUresult eventElapsedTime(float *ms, CUevent start, CUevent stop) override {
+    if (!s.reached.count(start) || !s.reached.count(stop))
+      return kInvalidValue;
+    *ms = s.reached[stop] - s.reached[start];
+    return CUDA_SUCCESS;
+  }
+  CUresult eventDestroy(CUevent) override {
+    ++s.eventsDestroyed;
     return CUDA_SUCCESS;
   }
   CUresult streamDestroy(CUstream) override { return CUDA_SUCCESS; }
@@ -568,7 +620,8 @@ kiln::format::ModuleContents cudaModuleContents() {
   for (const char *name :
        {"scale2_graph", "scale2_shared", "twice_table", "twice_resident",
         "double_until_graph", "pick_graph", "step_until", "step_until_graph",
-        "double_if_small_graph", "loop_if_loop_graph", "for_while_graph"}) {
+        "double_if_small_graph", "loop_if_loop_graph", "for_while_graph",
+        "scale2_tuned", "scale2_tuned_graph", "double_until_tuned"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -2781,4 +2834,164 @@ TEST(CudaDeviceOrdinalTest, ADeviceTheMachineLacksIsUnavailable) {
   EXPECT_STREQ(kiln_status_message(status),
                "CUDA: KILN_CUDA_DEVICE is '2', but the devices are 0 to 1");
   kiln_status_free(status);
+}
+
+/// Tuned call sites (CudaTuning.cpp): the fixture's scale2_tuned and its
+/// variants scale2_a, scale2_b and scale2_c, which take `ms` milliseconds
+/// each on the fake's clock.
+class FakeCudaTuningTest : public FakeCudaGraphTest {
+protected:
+  void SetUp() override {
+    FakeCudaGraphTest::SetUp();
+    state.events = true;
+    state.kernelMs = {{"scale2_a", 3}, {"scale2_b", 1}, {"scale2_c", 2}};
+  }
+  ScopedVariable tune{"KILN_CUDA_TUNE", nullptr};
+  ScopedVariable log{"KILN_CUDA_TUNE_LOG", nullptr};
+
+  /// Calls `name` on {1, 2, 3, 4} and checks its output (y = 2 x unless
+  /// `expected` says otherwise); the kernels it launched.
+  std::vector<std::string>
+  launchedBy(kiln_module_t *module, const char *name,
+             const std::vector<float> &expected = {2, 4, 6, 8}) {
+    size_t before = state.launched.size();
+    TensorPtr x =
+        kiln::test::makeTensor<float>(KILN_DTYPE_F32, {4}, {1, 2, 3, 4});
+    TensorPtr y = callOn(module, name, x.get());
+    EXPECT_TRUE(y);
+    if (y)
+      EXPECT_EQ(hostValues(y.get()), expected);
+    return std::vector<std::string>(state.launched.begin() + before,
+                                    state.launched.end());
+  }
+};
+
+/// `kernel` `times` times.
+std::vector<std::string> repeated(const std::string &kernel, size_t times) {
+  return std::vector<std::string>(times, kernel);
+}
+
+TEST_F(FakeCudaTuningTest, TheFirstCallTimesEachVariantAndKeepsTheFastest) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // Each variant once to warm up and three times timed, then the fastest
+  // once more, whose results the call returns.
+  std::vector<std::string> first;
+  for (auto [kernel, runs] : {std::pair<const char *, size_t>{"scale2_a", 4},
+                              {"scale2_b", 4},
+                              {"scale2_c", 4},
+                              {"scale2_b", 1}}) {
+    std::vector<std::string> more = repeated(kernel, runs);
+    first.insert(first.end(), more.begin(), more.end());
+  }
+  EXPECT_EQ(launchedBy(module.get(), "scale2_tuned"), first);
+  // Two events a variant, recorded around its timed runs, then destroyed.
+  EXPECT_EQ(state.eventsCreated, 6);
+  EXPECT_EQ(state.eventRecords, 6);
+  EXPECT_EQ(state.eventsDestroyed, 6);
+  for (int call = 2; call <= 3; ++call)
+    EXPECT_EQ(launchedBy(module.get(), "scale2_tuned"),
+              std::vector<std::string>{"scale2_b"})
+        << "call " << call;
+  EXPECT_EQ(state.eventsCreated, 6);
+  EXPECT_EQ(cudaStats(module.get()).tuned_sites, 1u);
+}
+
+TEST_F(FakeCudaTuningTest, TheWarmUpRunIsNotTimed) {
+  // The fastest variant's first run is the slowest of all (its kernels
+  // loaded, its shared memory allowed): it is still the fastest.
+  state.firstRunMs = {{"scale2_b", 100}};
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  launchedBy(module.get(), "scale2_tuned");
+  EXPECT_EQ(launchedBy(module.get(), "scale2_tuned"),
+            std::vector<std::string>{"scale2_b"});
+}
+
+TEST_F(FakeCudaTuningTest, TheLogNamesEachVariantsTime) {
+  ScopedVariable logged("KILN_CUDA_TUNE_LOG", "1");
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  ::testing::internal::CaptureStderr();
+  launchedBy(module.get(), "scale2_tuned");
+  std::string printed = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(printed, "kiln: tuned call site 0: b (a 3.0000 ms, b 1.0000 ms, "
+                     "c 2.0000 ms)\n");
+}
+
+TEST_F(FakeCudaTuningTest, TuningOffOrNoEventsRunsTheFirstVariant) {
+  for (int without = 0; without < 2; ++without) {
+    ScopedVariable off("KILN_CUDA_TUNE", without == 0 ? "0" : nullptr);
+    state.events = without == 0;
+    ModulePtr module = loadCudaModule();
+    ASSERT_TRUE(module);
+    for (int call = 1; call <= 2; ++call)
+      EXPECT_EQ(launchedBy(module.get(), "scale2_tuned"),
+                std::vector<std::string>{"scale2_a"})
+          << (without == 0 ? "KILN_CUDA_TUNE=0" : "no events") << ", call "
+          << call;
+    EXPECT_EQ(cudaStats(module.get()).tuned_sites, 0u);
+  }
+  EXPECT_EQ(state.eventRecords, 0);
+  EXPECT_EQ(state.eventsCreated, state.eventsDestroyed);
+}
+
+TEST_F(FakeCudaTuningTest, AGraphOfTheCallHoldsTheChosenVariant) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // The first call runs without a capture and decides; the second is
+  // captured with the chosen variant alone; the third launches that graph.
+  EXPECT_EQ(launchedBy(module.get(), "scale2_tuned_graph").size(), 13u);
+  EXPECT_EQ(launchedBy(module.get(), "scale2_tuned_graph"),
+            std::vector<std::string>{"scale2_b"});
+  EXPECT_EQ(state.captures, 1);
+  EXPECT_TRUE(launchedBy(module.get(), "scale2_tuned_graph").empty());
+  EXPECT_EQ(state.graphLaunches, 2);
+  EXPECT_EQ(state.syncsDuringCapture, 0);
+}
+
+TEST_F(FakeCudaTuningTest, ASiteFirstMetInACaptureRunsVariantZeroUndecided) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  const std::vector<float> doubled = {128, 256, 384, 512};
+  // The loop's body is captured into a graph at every call: nothing runs
+  // while it is captured, so nothing is timed, and the site stays
+  // undecided with its first variant.
+  for (int call = 1; call <= 2; ++call) {
+    std::vector<std::string> launched =
+        launchedBy(module.get(), "double_until_tuned", doubled);
+    EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_a"), 1)
+        << "call " << call;
+    EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_b"), 0);
+    EXPECT_EQ(state.syncsDuringCapture, 0);
+  }
+  EXPECT_EQ(state.eventRecords, 0);
+  EXPECT_EQ(cudaStats(module.get()).tuned_sites, 0u);
+  // Run by the host, the loop tunes its body at the first trip.
+  ScopedVariable off("KILN_CUDA_GRAPHS", "0");
+  ModulePtr host = loadCudaModule();
+  ASSERT_TRUE(host);
+  std::vector<std::string> launched =
+      launchedBy(host.get(), "double_until_tuned", doubled);
+  // {1, 2, 3, 4} doubles seven times: 13 runs at the first trip, the
+  // chosen one at the six others.
+  EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_b"), 5 + 6);
+  EXPECT_EQ(cudaStats(host.get()).tuned_sites, 1u);
+}
+
+TEST_F(FakeCudaTuningTest, AFailedTimingCallIsTimedAgainAtTheNextCall) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // The sixth launch (the second variant's first timed run) fails: the
+  // call fails, the rest of its work is skipped, and nothing is decided.
+  state.failLaunchNumber = state.launchAttempts + 6;
+  TensorPtr y;
+  kiln::test::Outcome failed = callScale2(module.get(), y, "scale2_tuned");
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(cudaStats(module.get()).tuned_sites, 0u);
+  EXPECT_EQ(state.eventsCreated, state.eventsDestroyed);
+  EXPECT_EQ(launchedBy(module.get(), "scale2_tuned").size(), 13u);
+  EXPECT_EQ(cudaStats(module.get()).tuned_sites, 1u);
+  EXPECT_EQ(launchedBy(module.get(), "scale2_tuned"),
+            std::vector<std::string>{"scale2_b"});
 }
