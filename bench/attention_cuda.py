@@ -47,7 +47,12 @@ the forward and the backward on tensor cores in 3xTF32 products (each f32
 operand split into two TF32 words, three products each, f32's accuracy,
 as PyTorch's f32 SDPA computes on sm_80 and later), the backward on
 sm_90 one kernel that adds dq with atomics, and "3xTF32 deterministic"
-the same with --cuda-deterministic, the backward's two kernels.
+the same with --cuda-deterministic, the backward's two kernels. In f32 on
+sm_80 and later, kiln's default ("fused") builds each attention as a tuned
+call site carrying both the f32 kernels and the 3xTF32 ones (and, for a
+backward of one kernel, its two kernels): the runtime times them at the
+first call and keeps the fastest, which the report lists; "f32 kernels" is
+the module compiled with --no-cuda-attention-tuning, the f32 kernels alone.
 
 Needs a CUDA GPU with its driver, PyTorch built with CUDA in this
 interpreter, and kiln's tools in KILN_BUILD_DIR (default build/ beside
@@ -136,16 +141,18 @@ def cuda_arch(torch):
     return "sm_%d" % max([a for a in ARCHES if a <= have] or [ARCHES[0]])
 
 
-SYSTEMS = ("fused", "deterministic", "cudnn", "3xtf32", "3xtf32-deterministic",
-           "unfused")
-SYSTEM_FLAGS = {"fused": [], "deterministic": ["--cuda-deterministic"],
+SYSTEMS = ("fused", "f32-kernels", "deterministic", "cudnn", "3xtf32",
+           "3xtf32-deterministic", "unfused")
+SYSTEM_FLAGS = {"fused": [], "f32-kernels": ["--no-cuda-attention-tuning"],
+                "deterministic": ["--cuda-deterministic"],
                 "cudnn": ["--cuda-cudnn-attention"],
                 "3xtf32": ["--cuda-attention-3xtf32"],
                 "3xtf32-deterministic": ["--cuda-attention-3xtf32",
                                          "--cuda-deterministic"],
                 "unfused": ["--no-fusion"]}
 # The report's name of each system.
-SYSTEM_TITLES = {"fused": "fused", "deterministic": "deterministic",
+SYSTEM_TITLES = {"fused": "fused", "f32-kernels": "f32 kernels",
+                 "deterministic": "deterministic",
                  "cudnn": "cuDNN", "3xtf32": "3xTF32",
                  "3xtf32-deterministic": "3xTF32 deterministic",
                  "unfused": "unfused"}
@@ -158,7 +165,8 @@ def systems(args, n, mode):
             continue
         if system == "cudnn" and args.dtype != "bf16":
             continue
-        if system.startswith("3xtf32") and args.dtype != "f32":
+        if (system.startswith("3xtf32") or system == "f32-kernels") and \
+                args.dtype != "f32":
             continue
         if system.endswith("deterministic") and mode != "fwdbwd":
             continue
@@ -217,14 +225,16 @@ def emit_modules(args):
 
 
 def run_kiln(tools, module, function, inputs, out_dir, repeat):
-    """(median seconds, largest device buffer in bytes, outputs) of one
-    kiln-run process, or raises with its output."""
+    """(median seconds, largest device buffer in bytes, outputs, the
+    runtime's lines on its tuned call sites) of one kiln-run process, or
+    raises with its output."""
     cmd = [os.path.join(tools, "kiln-run"), module, "--device", "cuda",
            "--function", function, "--output-dir", out_dir,
            "--repeat", str(repeat), "--stats", "--device-resident"]
     for x in inputs:
         cmd += ["--input", x]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       env=dict(os.environ, KILN_CUDA_TUNE_LOG="1"))
     text = r.stdout + r.stderr
     median = re.search(r"median ([0-9.]+) us", text)
     if r.returncode != 0 or not median:
@@ -232,7 +242,9 @@ def run_kiln(tools, module, function, inputs, out_dir, repeat):
     largest = re.search(r"largest device buffer (\d+) bytes", text)
     names = sorted(f for f in os.listdir(out_dir) if f.endswith(".npy"))
     outputs = [np.load(os.path.join(out_dir, f)) for f in names]
-    return float(median.group(1)) * 1e-6, int(largest.group(1)) if largest else None, outputs
+    tuned = re.findall(r"kiln: tuned call site \d+: (.*)", text)
+    return (float(median.group(1)) * 1e-6,
+            int(largest.group(1)) if largest else None, outputs, tuned)
 
 
 def torch_times(torch, arrays, causal, mode, repeat, dtype):
@@ -311,7 +323,7 @@ def main(argv=None):
     arch = prebuilt.arch_of(args.modules_from) if args.modules_from else \
         cuda_arch(torch)
     rng = np.random.default_rng(A.SEED)
-    rows, problems = [], []
+    rows, problems, choices = [], [], []
     work = tempfile.mkdtemp(prefix="kiln-attention-cuda-")
     started = datetime.datetime.now(datetime.timezone.utc)
     paths, arrays = {}, {}
@@ -343,8 +355,10 @@ def main(argv=None):
                                             mode, work)
                 extra = A.unfused_scalars(causal, mode) if system == "unfused" else []
                 out_dir = os.path.join(work, f"out.{system}.{n}.{fn}")
-                seconds, largest, outputs = run_kiln(
+                seconds, largest, outputs, tuned = run_kiln(
                     tools, module, fn, ins + extra, out_dir, args.repeat)
+                choices += [f"{SYSTEM_TITLES[system]} {fn} N={n}: {t}"
+                            for t in tuned]
             except RuntimeError as e:
                 problems.append(f"{system} {fn} N={n}: {e}")
                 continue
@@ -401,6 +415,10 @@ def main(argv=None):
                      if r.get(system + "_err") is not None else "-"
                      for system in fused])
         lines.append("| " + " | ".join(row_cells) + " |")
+    if choices:
+        lines += ["", "The tuned call sites' choices at their first call "
+                  "(KILN_CUDA_TUNE_LOG=1: the variant kept, each variant's "
+                  "time per run):", ""] + [f"- {c}" for c in choices]
     if problems:
         lines += ["", "Problems:", ""] + [f"- {p}" for p in problems]
     report = "\n".join(lines) + "\n"

@@ -199,7 +199,7 @@ def main(argv=None):
                             modules, module_name(n, dtype, flavour, length))
                         out = os.path.join(tmp, f"out_{flavour}_{length}")
                         os.makedirs(out, exist_ok=True)
-                        times[length], _, outputs = run_kiln(
+                        times[length], _, outputs, _ = run_kiln(
                             tools, module, "chain", paths, out, args.repeat)
                         result = outputs[0]
                         if length == args.chain:

@@ -204,6 +204,8 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   attention.gradientAtomics = !options.deterministic;
   attention.f32TensorCores =
       options.attention3xTF32 && (options.onCpu || ampere);
+  attention.tuneF32 = options.attentionTuning && !options.deterministic &&
+                      (options.onCpu || ampere);
   attention.sharedBytes = maxSharedBytesPerBlock(options.arch);
   pm.addPass(createKilnCudaFlashAttention(attention));
   if (options.libraryConv)
@@ -374,6 +376,13 @@ struct CudaLoweringPipelineOptions
           "on tensor cores in 3xTF32 products (f32's accuracy; sm_80 and "
           "later, and on the CPU)"),
       llvm::cl::init(false)};
+  Option<bool> attentionTuning{
+      *this, "attention-tuning",
+      llvm::cl::desc(
+          "Otherwise, f32 attention that fits the tensor-core kernels both "
+          "ways, as a tuned call site whose fastest variant the runtime "
+          "keeps (not with deterministic)"),
+      llvm::cl::init(true)};
   Option<bool> graphs{
       *this, "graphs",
       llvm::cl::desc("Run while loops whose test and body, and calls whose "
@@ -419,6 +428,7 @@ void kiln::registerCudaPipelines() {
         options.cudnnAttention = pipeline.cudnnAttention;
         options.tf32 = pipeline.tf32;
         options.attention3xTF32 = pipeline.attention3xTF32;
+        options.attentionTuning = pipeline.attentionTuning;
         options.graphs = pipeline.graphs;
         options.deterministic = pipeline.deterministic;
         options.onCpu = pipeline.onCpu;

@@ -12,6 +12,8 @@
 #ifndef KILN_BACKENDS_CUDA_DEVICEWORK_H
 #define KILN_BACKENDS_CUDA_DEVICEWORK_H
 
+#include "TunedSites.h"
+
 #include "common/BufferAccess.h"
 
 #include "kiln/CudaLibraryAbi.h"
@@ -204,8 +206,12 @@ inline bool isFreeGuard(scf::IfOp guard) {
 constexpr int64_t kMaxCapturedTrips = 1024;
 
 /// The trips of a counted loop whose bounds and step are constants, if
-/// they are (none where the upper bound is below the lower).
+/// they are (none where the upper bound is below the lower). A tuned call
+/// site's loop of rounds (TunedSites.h) runs one round where its work is
+/// captured: the runtime runs the chosen variant alone there.
 inline std::optional<int64_t> constantTripCount(scf::ForOp counted) {
+  if (isTunedSite(counted))
+    return 1;
   std::optional<int64_t> trips = mlir::constantTripCount(
       counted.getLowerBound(), counted.getUpperBound(), counted.getStep());
   if (!trips)

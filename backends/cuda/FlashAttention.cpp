@@ -61,6 +61,7 @@
 #include "Delinearize.h"
 #include "LaunchHints.h"
 #include "TensorCoreMma.h"
+#include "TunedSites.h"
 
 #include "common/OutlinedOps.h"
 #include "common/WidenedAttention.h"
@@ -434,7 +435,6 @@ public:
   /// What planMmaGradKeyBuffers decides.
   struct MmaGradKeyBuffers {
     SmallVector<MemRefType> buffers;
-    MemRefType keyT, dsType;
     bool splitKeyTiles, dsOwnBuffer, atomics;
   };
   MmaGradKeyBuffers planMmaGradKeyBuffers(Type element, int64_t headDim,
@@ -2535,7 +2535,7 @@ KernelBuilder::planMmaGradKeyBuffers(Type element, int64_t headDim,
               : dsOwnBuffer || headDim >= kMmaRows);
   if (atomics)
     keyBuffers = withAtomics;
-  return {keyBuffers, keyT, dsType, splitKeyTiles, dsOwnBuffer, atomics};
+  return {keyBuffers, splitKeyTiles, dsOwnBuffer, atomics};
 }
 
 void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
@@ -2628,13 +2628,8 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   MmaGradKeyBuffers plan =
       planMmaGradKeyBuffers(element, headDim, valueDim, queries, keys);
   SmallVector<MemRefType> keyBuffers = plan.buffers;
-  MemRefType keyT = plan.keyT, dsType = plan.dsType;
   bool splitKeyTiles = plan.splitKeyTiles, dsOwnBuffer = plan.dsOwnBuffer,
        atomics = plan.atomics;
-  // A tile's buffer, both parts where staged split (splitParts).
-  auto bothParts = [&](MemRefType type) {
-    return splitKeyTiles ? splitBufferType(type) : type;
-  };
   Value queryGradSum;
   /// A launch over the queries x headDim elements of each batch entry of
   /// dq, `body` given an element's row and column.
@@ -3415,25 +3410,86 @@ struct KilnCudaFlashAttentionPass
       return signalPassFailure();
     }
     SetVector<Operation *> callees;
-    for (auto [call, callee] :
-         mlir::kiln::callsOfMarkedFunctions(module, kAttentionAttr)) {
-      KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics,
-                           f32TensorCores, sharedBytes);
-      if (failed(kernel.build(
-              callee->getAttrOfType<DictionaryAttr>(kAttentionAttr))))
-        return signalPassFailure();
-      callees.insert(callee);
-    }
-    for (auto [call, callee] :
-         mlir::kiln::callsOfMarkedFunctions(module, kAttentionGradAttr)) {
-      KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics,
-                           f32TensorCores, sharedBytes);
-      if (failed(kernel.buildGrad(
-              callee->getAttrOfType<DictionaryAttr>(kAttentionGradAttr))))
-        return signalPassFailure();
-      callees.insert(callee);
+    for (bool grad : {false, true}) {
+      StringRef mark = grad ? kAttentionGradAttr : kAttentionAttr;
+      for (auto [call, callee] :
+           mlir::kiln::callsOfMarkedFunctions(module, mark)) {
+        auto attrs = callee->getAttrOfType<DictionaryAttr>(mark);
+        if (failed(buildVariants(module, call, attrs, grad)))
+          return signalPassFailure();
+        callees.insert(callee);
+      }
     }
     mlir::kiln::eraseUncalled(module, callees);
+  }
+
+  /// One kernel configuration of a call: its name at a tuned site, and the
+  /// options it is built with.
+  struct Variant {
+    std::string name;
+    bool gradientAtomics, f32TensorCores;
+  };
+
+  /// The kernels of `call` (a gradient's with `grad`) as the options ask:
+  /// one, or with tune-f32 the variants of a tuned call site where an f32
+  /// call fits the tensor-core kernels.
+  LogicalResult buildVariants(ModuleOp module, func::CallOp call,
+                              DictionaryAttr attrs, bool grad) {
+    SmallVector<Variant> variants = variantsOf(call, grad);
+    SmallVector<Operation *> calls = {call};
+    if (variants.size() > 1) {
+      SmallVector<std::string> names;
+      for (const Variant &variant : variants)
+        names.push_back(variant.name);
+      FailureOr<SmallVector<Operation *>> clones =
+          mlir::kiln::buildTunedSite(module, call, names);
+      if (failed(clones))
+        return failure();
+      calls = *clones;
+    }
+    for (auto [op, variant] : llvm::zip(calls, variants)) {
+      KernelBuilder kernel(cast<func::CallOp>(op), rowsPerBlock, keysPerTile,
+                           variant.gradientAtomics, variant.f32TensorCores,
+                           sharedBytes);
+      if (failed(grad ? kernel.buildGrad(attrs) : kernel.build(attrs)))
+        return failure();
+    }
+    return success();
+  }
+
+  /// The configurations to build `call` with: the options', and with
+  /// tune-f32, for an f32 call of static shapes the tensor-core kernels
+  /// take, the f32 kernels', the 3xTF32 ones' and, where the 3xTF32
+  /// gradient adds dq with atomics in one kernel, its two kernels'.
+  SmallVector<Variant> variantsOf(func::CallOp call, bool grad) {
+    SmallVector<Variant> variants = {{"f32", gradientAtomics, f32TensorCores}};
+    auto query = dyn_cast<MemRefType>(call.getOperand(0).getType());
+    auto key = dyn_cast<MemRefType>(call.getOperand(1).getType());
+    auto value = dyn_cast<MemRefType>(call.getOperand(2).getType());
+    if (!tuneF32 || f32TensorCores || !query || !key || !value ||
+        !query.getElementType().isF32() || !query.hasStaticShape() ||
+        !key.hasStaticShape() || !value.hasStaticShape() ||
+        query.getRank() < 2 || key.getRank() != query.getRank() ||
+        value.getRank() != query.getRank())
+      return variants;
+    int64_t headDim = query.getShape().back(),
+            valueDim = value.getShape().back();
+    int64_t queries = query.getShape()[query.getRank() - 2],
+            keys = key.getShape()[key.getRank() - 2];
+    if (!(grad ? fitsTheMmaGradient(headDim, valueDim)
+               : fitsTheMmaKernel(headDim, valueDim)))
+      return variants;
+    variants.push_back({"3xtf32", gradientAtomics, true});
+    if (grad && gradientAtomics) {
+      KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics,
+                           true, sharedBytes);
+      if (kernel
+              .planMmaGradKeyBuffers(query.getElementType(), headDim, valueDim,
+                                     queries, keys)
+              .atomics)
+        variants.push_back({"3xtf32-two-kernels", false, true});
+    }
+    return variants;
   }
 };
 

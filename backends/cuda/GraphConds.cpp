@@ -84,9 +84,9 @@ using namespace mlir;
 namespace {
 
 /// The runtime's library calls a branch may make: in a call's capture,
-/// the call's first run has tuned its convolutions, planned its attention
-/// and uploaded its constants already; and the calls of a loop's or a cond's
-/// graph form.
+/// the call's first run has tuned its convolutions and its tuned call
+/// sites, planned its attention and uploaded its constants already; and
+/// the calls of a loop's or a cond's graph form.
 const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_CONV_FUNCTION,
                                    KILN_CUDA_ATTENTION_FUNCTION,
@@ -99,7 +99,10 @@ const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_GRAPH_CONDS_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_END_FUNCTION};
+                                   KILN_CUDA_GRAPH_IF_END_FUNCTION,
+                                   KILN_CUDA_TUNE_ROUNDS_FUNCTION,
+                                   KILN_CUDA_TUNE_BEGIN_FUNCTION,
+                                   KILN_CUDA_TUNE_END_FUNCTION};
 
 /// The allocation in `block` that `value` is, through a cast and a
 /// reshape (a dense view at offset 0 of all its elements), if it is a

@@ -107,7 +107,8 @@ const StringRef kCondGraphForm[] = {KILN_CUDA_GRAPH_CONDS_FUNCTION};
 /// The runtime's calls a loop's test and body may make: products, the
 /// calls of a cond's graph form, and those of the graph form of a loop
 /// inside such a cond. Not a convolution's or an attention's first call,
-/// which tunes or plans cuDNN's engines, and a loop is captured at its
+/// which tunes or plans cuDNN's engines, nor a tuned call site's
+/// (TunedSites.h), which times its variants: a loop is captured at its
 /// first run.
 const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_GRAPH_CONDS_FUNCTION,

@@ -61,6 +61,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TensorCoreMma.h"
+#include "TunedSites.h"
 
 #include "kiln/Backends/Passes.h"
 
@@ -1080,6 +1081,7 @@ struct KilnCudaLaunchesOnCpuPass
     for (gpu::LaunchOp launch : launches)
       if (failed(LaunchOnCpu(launch, symbols).run()))
         return signalPassFailure();
+    mlir::kiln::runEveryVariantOnHost(module);
     // Workgroup buffers are host memory now.
     AttrTypeReplacer replacer;
     replacer.addReplacement([](MemRefType type) -> std::optional<Type> {

@@ -15,7 +15,38 @@
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_80 --cuda-attention-3xtf32 --emit=ptx -o - | FileCheck %s --check-prefix=SM80
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_86 --cuda-attention-3xtf32 --emit=ptx -o - | FileCheck %s --check-prefix=SM86
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_75 --cuda-attention-3xtf32 --emit=ptx -o - | FileCheck %s --check-prefix=OFF
-// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=ptx -o - | FileCheck %s --check-prefix=OFF
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --no-cuda-attention-tuning --emit=ptx -o - | FileCheck %s --check-prefix=OFF
+//
+// Without either option, from sm_80 on, each f32 attention is a tuned call
+// site carrying both (TunedSites.h): the runtime runs the faster, timed at
+// the site's first call. The gradient on sm_90 has a third variant, the
+// 3xTF32 gradient's two kernels. Where the sums must be deterministic,
+// before sm_80, and on the CPU (where every variant runs) the host code
+// calls no tuning function.
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=llvm -o - | FileCheck %s --check-prefix=TUNED90
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_80 --emit=llvm -o - | FileCheck %s --check-prefix=TUNED80
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-deterministic --emit=llvm -o - | FileCheck %s --check-prefix=UNTUNED
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_75 --emit=llvm -o - | FileCheck %s --check-prefix=UNTUNED
+// RUN: kiln-compile %s --target=cuda-on-cpu --emit=llvm -o - | FileCheck %s --check-prefix=UNTUNED
+// RUN: %if ptxas %{ kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=ptx -o %t.tuned.ptx %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.tuned.ptx -o %t.tuned.cubin %}
+
+// TUNED90-DAG: @[[FORWARD:kiln_tuned_site_names[_0-9]*]] = private constant [11 x i8] c"f32,3xtf32\00"
+// TUNED90-DAG: @[[GRADIENT:kiln_tuned_site_names[_0-9]*]] = private constant [30 x i8] c"f32,3xtf32,3xtf32-two-kernels\00"
+// TUNED90-DAG: @kiln_gpu_fn_kiln_cuda_tune_rounds = global ptr null
+// TUNED90-DAG: @kiln_gpu_fn_kiln_cuda_tune_begin = global ptr null
+// TUNED90-DAG: @kiln_gpu_fn_kiln_cuda_tune_end = global ptr null
+// TUNED90-DAG: @kiln_gpu_fn_kiln_cuda_graph_call_begin = global ptr null
+// TUNED90: call i64 @kiln_cuda_tune_rounds(i64 0, i64 2, ptr nonnull @[[FORWARD]])
+// TUNED90: call i64 @kiln_cuda_tune_rounds(i64 1, i64 3, ptr nonnull @[[GRADIENT]])
+
+// TUNED80: @[[NAMES:kiln_tuned_site_names[_0-9]*]] = private constant [11 x i8] c"f32,3xtf32\00"
+// TUNED80-NOT: kiln_tuned_site_names{{.*}} = private constant
+// TUNED80: call i64 @kiln_cuda_tune_rounds(i64 0, i64 2, ptr nonnull @[[NAMES]])
+// TUNED80: call i64 @kiln_cuda_tune_rounds(i64 1, i64 2, ptr nonnull @[[NAMES]])
+
+// UNTUNED-NOT: kiln_cuda_tune
+// UNTUNED-NOT: kiln_tuned_site
 
 // SM90: .extern .shared .align 16 .b8 [[DYNAMIC90:.*]][];
 // SM90-LABEL: .entry kiln_impl_forward_kernel(

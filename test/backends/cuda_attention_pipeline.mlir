@@ -23,8 +23,9 @@
 // and its dk and dv kernel eight, and nothing is atomic. The gradient's
 // register-tiled kernels ask ptxas for two blocks of 256 threads per SM
 // (.minnctapersm 2: at most 128 registers a thread); the forward asks for
-// nothing.
-// RUN: kiln-compile %s --target=cuda --emit=ptx -o %t.sm80.ptx
+// nothing. (--no-cuda-attention-tuning: the f32 kernels alone, without
+// the 3xTF32 variants of a tuned call site, cuda_attention_3xtf32_pipeline.mlir.)
+// RUN: kiln-compile %s --target=cuda --no-cuda-attention-tuning --emit=ptx -o %t.sm80.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.sm80.ptx
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel(
 // PTX-COUNT-4: bar.sync

@@ -17,6 +17,13 @@
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --kiln-cuda-flash-attention="f32-tensor-cores=true shared-bytes=232448" \
 // RUN:   | FileCheck %s --check-prefix=ATOMICS
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --kiln-cuda-flash-attention="tune-f32=true shared-bytes=232448" \
+// RUN:   | FileCheck %s --check-prefix=TUNE
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --kiln-cuda-flash-attention="tune-f32=true f32-tensor-cores=true" \
+// RUN:   | FileCheck %s --check-prefix=FORCED
+// FORCED-NOT: kiln_cuda_tune
 // RUN: not kiln-opt %s --split-input-file --kiln-cuda-flash-attention=rows-per-block=0 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OPTIONS
 // OPTIONS: kiln-cuda-flash-attention: rows-per-block must be in 1..1024 and keys-per-tile at least 1
@@ -253,6 +260,32 @@ func.func private @kiln_cuda_attention(%q: memref<2x3x40x16xf32>, %k: memref<2x3
 // CHECK-NOT:   func.func private @kiln_cuda_attention
 // DEFAULT-LABEL: func.func @tiled(
 // DEFAULT:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}) threads({{.*}}) in (%{{.*}} = %c256{{[_0-9]*}},
+// With tune-f32, an f32 call the tensor-core kernels take is a tuned call
+// site (TunedSites.h): the runtime's rounds, and in each the variant it
+// names: 0 the f32 kernels (here the register-tiled forward, no
+// products on tensor cores), 1 the 3xTF32 ones; the variants' names for
+// the runtime's log in a constant ("f32,3xtf32").
+// TUNE:         memref.global "private" constant @[[NAMES:kiln_tuned_site_names[_0-9]*]] : memref<11xi8> = dense<[102, 51, 50, 44, 51, 120, 116, 102, 51, 50, 0]>
+// TUNE-LABEL: func.func @tiled(
+// TUNE-DAG:       %[[SITE:.*]] = arith.constant 0 : i64
+// TUNE-DAG:       %[[TWO:.*]] = arith.constant 2 : i64
+// TUNE:           %[[GLOBAL:.*]] = memref.get_global @[[NAMES]]
+// TUNE:           %[[ROUNDS:.*]] = call @kiln_cuda_tune_rounds(%[[SITE]], %[[TWO]], %{{.*}}) : (i64, i64, !llvm.ptr) -> i64
+// TUNE:           %[[UPPER:.*]] = arith.index_cast %[[ROUNDS]] : i64 to index
+// TUNE:           scf.for %[[ROUND:.*]] = %{{.*}} to %[[UPPER]] step %{{.*}} {
+// TUNE:             %[[ROUND64:.*]] = arith.index_cast %[[ROUND]] : index to i64
+// TUNE:             %[[VARIANT:.*]] = func.call @kiln_cuda_tune_begin(%[[SITE]], %[[ROUND64]]) : (i64, i64) -> i64
+// TUNE:             %[[FIRST:.*]] = arith.cmpi eq, %[[VARIANT]], %c0_i64{{[_0-9]*}} : i64
+// TUNE:             scf.if %[[FIRST]] {
+// TUNE:               gpu.launch
+// TUNE-NOT:           llvm.nvvm.mma
+// TUNE:             } else {
+// TUNE:               gpu.launch
+// TUNE:               llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TUNE:             } {kiln.cuda_tuned_variant = 0 : i64}
+// TUNE-NEXT:        func.call @kiln_cuda_tune_end(%[[SITE]], %[[ROUND64]]) : (i64, i64) -> ()
+// TUNE-NEXT:      } {kiln.cuda_tuned_site = 0 : i64}
+// TUNE-NEXT:      return
 func.func @tiled(%q: memref<2x70x32xf32>, %k: memref<2x100x32xf32>, %v: memref<2x100x64xf32>, %m: memref<1x70x100xf32>, %o: memref<2x70x64xf32>, %l: memref<2x70xf32>) {
   call @kiln_cuda_attention(%q, %k, %v, %m, %o, %l) : (memref<2x70x32xf32>, memref<2x100x32xf32>, memref<2x100x64xf32>, memref<1x70x100xf32>, memref<2x70x64xf32>, memref<2x70xf32>) -> ()
   return
@@ -537,6 +570,30 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x3x40x16xf32>, %k: memre
 // SPLIT-NEXT:    } {kiln.min_blocks_per_sm = 2 : i64}
 // SPLIT-NOT:     atomic_rmw
 // SPLIT-NOT:   func.func private @kiln_cuda_attention_grad
+// Tuned, the gradient has a third variant where the 3xTF32 one adds dq
+// with atomics in one kernel (its split keys fit twice in sm_90's shared
+// memory): its two kernels, without atomics ("f32,3xtf32,3xtf32-two-
+// kernels").
+// TUNE:         memref.global "private" constant @[[NAMES3:kiln_tuned_site_names[_0-9]*]] : memref<30xi8>
+// TUNE-LABEL: func.func @tiled_grad(
+// TUNE:           call @kiln_cuda_tune_rounds(%{{.*}}, %c3_i64, %{{.*}})
+// TUNE:           scf.for
+// TUNE:             %[[VARIANT:.*]] = func.call @kiln_cuda_tune_begin
+// TUNE:             scf.if %{{.*}} {
+// TUNE-NOT:           llvm.nvvm.mma
+// TUNE:             } else {
+// TUNE:               %[[SECOND:.*]] = arith.cmpi eq, %[[VARIANT]], %c1_i64{{[_0-9]*}} : i64
+// TUNE:               scf.if %[[SECOND]] {
+// TUNE:                 llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TUNE:                 memref.atomic_rmw addf
+// TUNE:               } else {
+// TUNE-NOT:             memref.atomic_rmw
+// TUNE:                 llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TUNE-NOT:             memref.atomic_rmw
+// TUNE:               } {kiln.cuda_tuned_variant = 1 : i64}
+// TUNE-NEXT:        } {kiln.cuda_tuned_variant = 0 : i64}
+// TUNE-NEXT:        func.call @kiln_cuda_tune_end
+// TUNE-NEXT:      } {kiln.cuda_tuned_site = 0 : i64}
 func.func @tiled_grad(%q: memref<2x70x64xf32>, %k: memref<2x100x64xf32>, %v: memref<2x100x64xf32>, %do: memref<2x70x64xf32>, %l: memref<2x70xf32>, %dl: memref<2x70xf32>, %m: memref<1x70x100xf32>, %dq: memref<2x70x64xf32>, %dk: memref<2x100x64xf32>, %dv: memref<2x100x64xf32>) {
   call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %dl, %m, %dq, %dk, %dv) : (memref<2x70x64xf32>, memref<2x100x64xf32>, memref<2x100x64xf32>, memref<2x70x64xf32>, memref<2x70xf32>, memref<2x70xf32>, memref<1x70x100xf32>, memref<2x70x64xf32>, memref<2x100x64xf32>, memref<2x100x64xf32>) -> ()
   return

@@ -199,6 +199,14 @@ cl::opt<bool> cudaAttention3xTF32(
              "accuracy (sm_80 and later; --target=cuda or "
              "--target=cuda-on-cpu), instead of the f32 kernels"),
     cl::init(false), cl::cat(compileCategory));
+cl::opt<bool> noCudaAttentionTuning(
+    "no-cuda-attention-tuning",
+    cl::desc("Build f32 attention one way only (the f32 kernels, or with "
+             "--cuda-attention-3xtf32 the 3xTF32 ones) where it would "
+             "otherwise be a tuned call site carrying both, whose faster "
+             "the runtime keeps on the device it runs on, timed at the "
+             "site's first call (--target=cuda or --target=cuda-on-cpu)"),
+    cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> cudaDeterministic(
     "cuda-deterministic",
     cl::desc("Sum every result of kiln's own CUDA kernels in the same order "
@@ -356,6 +364,9 @@ int checkOptions() {
   if (cudaAttention3xTF32 && target != "cuda" && target != "cuda-on-cpu")
     return usageError("--cuda-attention-3xtf32 needs --target=cuda or "
                       "--target=cuda-on-cpu");
+  if (noCudaAttentionTuning && target != "cuda" && target != "cuda-on-cpu")
+    return usageError("--no-cuda-attention-tuning needs --target=cuda or "
+                      "--target=cuda-on-cpu");
   if (emit == EmitKind::Ptx && target != "cuda")
     return usageError("--emit=ptx needs --target=cuda");
   if (convLayouts != "query" && convLayouts != "channels-last" &&
@@ -423,6 +434,7 @@ kiln::CompileOptions compileOptions() {
   options.cuda.tf32 = cudaTf32;
   options.cuda.deterministic = cudaDeterministic;
   options.cuda.attention3xTF32 = cudaAttention3xTF32;
+  options.cuda.attentionTuning = !noCudaAttentionTuning;
   options.autocast = autocast;
   options.verifyEachPass = verifyEach;
   options.configurePassManager = [](mlir::PassManager &pm) {

@@ -63,6 +63,13 @@ struct CudaOptions {
   /// later, and on the CPU; kiln-cuda-flash-attention{f32-tensor-cores});
   /// otherwise on the f32 kernels.
   bool attention3xTF32 = false;
+  /// Otherwise, where an f32 attention or gradient fits the tensor-core
+  /// kernels (sm_80 and later, and on the CPU) and the sums need not be
+  /// deterministic, build it both ways as a tuned call site whose fastest
+  /// variant the runtime keeps, timed at its first call
+  /// (kiln-cuda-flash-attention{tune-f32}; on the CPU every variant runs,
+  /// the f32 kernels last).
+  bool attentionTuning = true;
   /// Hand device-only while loops (kiln-cuda-graph-loops) and calls
   /// (kiln-cuda-graph-calls) to the runtime as CUDA graphs; otherwise every
   /// loop is a host loop and every call queues its work itself.

@@ -242,6 +242,14 @@ def KilnCudaFlashAttention
            "Run f32 attention and its gradient (head dims multiples of 16 "
            "up to 128) on the tensor-core kernels in 3xTF32 products (f32's "
            "accuracy; sm_80 and later)">,
+    Option<"tuneF32", "tune-f32", "bool", "false",
+           "Where an f32 call fits the tensor-core kernels (and "
+           "f32-tensor-cores is off), build it as a tuned call site "
+           "(TunedSites.h) whose variants are the f32 kernels on CUDA cores "
+           "(f32), the 3xTF32 ones (3xtf32) and, for a gradient that adds "
+           "dq with atomics in one kernel, its two kernels "
+           "(3xtf32-two-kernels): the runtime runs the fastest, timed at "
+           "the site's first call">,
     Option<"sharedBytes", "shared-bytes", "int64_t", "49152",
            "The shared memory a block may have on the target architecture, "
            "with its kernel's opt-in (kiln-cuda-check-launches' limit)">,
