@@ -50,8 +50,9 @@ sm_90 one kernel that adds dq with atomics, and "3xTF32 deterministic"
 the same with --cuda-deterministic, the backward's two kernels. In f32 on
 sm_80 and later, kiln's default ("fused") builds each attention as a tuned
 call site carrying both the f32 kernels and the 3xTF32 ones (and, for a
-backward of one kernel, its two kernels): the runtime times them at the
-first call and keeps the fastest, which the report lists; "f32 kernels" is
+backward of one kernel with atomics, its two kernels): the runtime times
+them at the first call and keeps the fastest, which the report lists with
+each variant's time; "f32 kernels" is
 the module compiled with --no-cuda-attention-tuning, the f32 kernels alone.
 
 Needs a CUDA GPU with its driver, PyTorch built with CUDA in this

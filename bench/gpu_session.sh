@@ -12,7 +12,8 @@
 #       prepare --programs all --fuzz-seeds 0:40 --fuzz-grad);
 #       the attention bench's modules in f32 and bf16
 #       (attention_cuda.py --emit-modules); 20 random attentions in f32
-#       (kiln's f32 kernels and --cuda-attention-3xtf32) and 20 in bf16
+#       (kiln's tuned call sites, the f32 kernels alone and
+#       --cuda-attention-3xtf32) and 20 in bf16
 #       (kiln's tensor-core kernels and --cuda-cudnn-attention)
 #       (random_attention.py --emit-modules); the rest of the issue's
 #       goal table: the 4096^3 products in f32 and bf16
@@ -30,12 +31,14 @@
 #       source tree; KIT is DIR or DIR.tar.xz, unpacked into a temporary
 #       folder): runs them, most important first, each under a time
 #       limit, and writes each part's report and log into OUT:
-#         1. attention-f32.md: the f32 attention bench (kiln's fused
-#            kernels, their deterministic gradient, 3xTF32 with its
-#            gradient as one kernel and as two, the unfused composition
-#            up to N = 4096) against PyTorch's SDPA;
+#         1. attention-f32.md: the f32 attention bench (kiln's default,
+#            a tuned call site of the f32 and 3xTF32 kernels, with the
+#            variant the runtime kept; the f32 kernels alone, their
+#            deterministic gradient, 3xTF32 with its gradient as one
+#            kernel and as two, the unfused composition up to N = 4096)
+#            against PyTorch's SDPA;
 #         2. ncu-attention.log: Nsight Compute on the missed cell, f32
-#            forward + backward at N = 4096 (kiln's fused kernels,
+#            forward + backward at N = 4096 (kiln's f32 kernels,
 #            3xTF32, PyTorch's SDPA): each kernel's time, SM, tensor-pipe
 #            and DRAM throughput against the device's peak, its pipes'
 #            utilization and its warps' stall reasons;
@@ -95,7 +98,9 @@ PY
   local sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis
     --section WarpStateStats)
   local rc=0 system
-  for system in fused 3xtf32; do
+  # The variants one at a time: the default module is a tuned call site,
+  # whose first call (the one profiled) runs every variant 13 times over.
+  for system in f32-kernels 3xtf32; do
     echo "== kiln $system"
     local module="$dir/attention-f32/f32.$system.4096.attn_fwdbwd.kmod"
     [ -f "$module" ] || {
@@ -156,7 +161,7 @@ prepare() {
       >"$dir/prepare-attention-$dtype.log" 2>&1 || failed=1
   done
   "$py" "$ROOT/test/fuzz/random_attention.py" --build-dir "$build" \
-    --seeds "$seeds" --targets cuda,cuda-3xtf32 --arch "$arch" \
+    --seeds "$seeds" --targets cuda,cuda-f32-kernels,cuda-3xtf32 --arch "$arch" \
     --emit-modules "$dir/random-f32" >"$dir/prepare-random-f32.log" 2>&1 ||
     failed=1
   "$py" "$ROOT/test/fuzz/random_attention.py" --build-dir "$build" \
@@ -266,7 +271,7 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     --build-dir "$dir" --dtype bf16 --modules-from "$dir/attention-bf16" \
     --output "$out/attention-bf16.md" --repeat 10 "${sizes[@]}"
   part random-attention-f32 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
-    --build-dir "$dir" --seeds "$KIT_SEEDS" --targets cuda,cuda-3xtf32 \
+    --build-dir "$dir" --seeds "$KIT_SEEDS" --targets cuda,cuda-f32-kernels,cuda-3xtf32 \
     --modules-from "$dir/random-f32" --jobs 8
   part random-attention-bf16 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
     --build-dir "$dir" --seeds "$KIT_SEEDS" --dtype bf16 --targets cuda,cuda-cudnn \

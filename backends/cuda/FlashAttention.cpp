@@ -3459,8 +3459,8 @@ struct KilnCudaFlashAttentionPass
 
   /// The configurations to build `call` with: the options', and with
   /// tune-f32, for an f32 call of static shapes the tensor-core kernels
-  /// take, the f32 kernels', the 3xTF32 ones' and, where the 3xTF32
-  /// gradient adds dq with atomics in one kernel, its two kernels'.
+  /// take, the f32 kernels', the 3xTF32 ones' and, for a gradient whose
+  /// f32 or 3xTF32 kernel adds dq with atomics, its two kernels'.
   SmallVector<Variant> variantsOf(func::CallOp call, bool grad) {
     SmallVector<Variant> variants = {{"f32", gradientAtomics, f32TensorCores}};
     auto query = dyn_cast<MemRefType>(call.getOperand(0).getType());
@@ -3479,6 +3479,10 @@ struct KilnCudaFlashAttentionPass
     if (!(grad ? fitsTheMmaGradient(headDim, valueDim)
                : fitsTheMmaKernel(headDim, valueDim)))
       return variants;
+    // The register-tiled gradient is one kernel with atomics too: its two
+    // kernels are a variant of their own.
+    if (grad && gradientAtomics && fitsTheTiledGradient(headDim, valueDim))
+      variants.push_back({"f32-two-kernels", false, false});
     variants.push_back({"3xtf32", gradientAtomics, true});
     if (grad && gradientAtomics) {
       KernelBuilder kernel(call, rowsPerBlock, keysPerTile, gradientAtomics,

@@ -231,11 +231,13 @@ static CompileOptions compileOptionsFor(const std::string &name,
   compileOptions.cpu.profile = options.profile;
   compileOptions.autocast = options.autocast;
   bool cudaOnly = options.cudaTF32 || options.cudaDeterministic ||
-                  options.cudaAttention3xTF32 || options.cudaCudnnAttention;
+                  options.cudaAttention3xTF32 || options.cudaCudnnAttention ||
+                  !options.cudaAttentionTuning;
   if (options.device == "cpu" && cudaOnly)
     throw JitError("'" + name +
                    "': the CUDA options (TF32 products, deterministic sums, "
-                   "3xTF32 or cuDNN attention) need device 'cuda'");
+                   "3xTF32 or cuDNN attention, attention without tuning) "
+                   "need device 'cuda'");
   if (options.device == "cpu")
     return compileOptions;
   if (options.device != "cuda")
@@ -245,6 +247,7 @@ static CompileOptions compileOptionsFor(const std::string &name,
   compileOptions.cuda.deterministic = options.cudaDeterministic;
   compileOptions.cuda.attention3xTF32 = options.cudaAttention3xTF32;
   compileOptions.cuda.cudnnAttention = options.cudaCudnnAttention;
+  compileOptions.cuda.attentionTuning = options.cudaAttentionTuning;
   if (options.profile)
     throw JitError("'" + name +
                    "': profiling (JitOptions::profile) times the CPU's "
@@ -302,7 +305,9 @@ CompiledFunction kiln::compile(const TracedFunction &traced,
                        std::to_string(options.cudaDeterministic) + " 3xtf32=" +
                        std::to_string(options.cudaAttention3xTF32) +
                        " cudnn-attention=" +
-                       std::to_string(options.cudaCudnnAttention)
+                       std::to_string(options.cudaCudnnAttention) +
+                       " attention-tuning=" +
+                       std::to_string(options.cudaAttentionTuning)
                  : ""));
     if (jit_cache::loadCachedModule(cacheDir, key, compiled.kmod_)) {
       // A file that does not load (truncated, another format) is

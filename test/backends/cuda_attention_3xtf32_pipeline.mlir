@@ -18,9 +18,10 @@
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --no-cuda-attention-tuning --emit=ptx -o - | FileCheck %s --check-prefix=OFF
 //
 // Without either option, from sm_80 on, each f32 attention is a tuned call
-// site carrying both (TunedSites.h): the runtime runs the faster, timed at
-// the site's first call. The gradient on sm_90 has a third variant, the
-// 3xTF32 gradient's two kernels. Where the sums must be deterministic,
+// site carrying both (TunedSites.h): the runtime runs the fastest, timed at
+// the site's first call. The gradient, whose f32 kernel adds dq with
+// atomics, has its two kernels for a variant too, and so on sm_90 has the
+// 3xTF32 one. Where the sums must be deterministic,
 // before sm_80, and on the CPU (where every variant runs) the host code
 // calls no tuning function.
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=llvm -o - | FileCheck %s --check-prefix=TUNED90
@@ -32,18 +33,18 @@
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.tuned.ptx -o %t.tuned.cubin %}
 
 // TUNED90-DAG: @[[FORWARD:kiln_tuned_site_names[_0-9]*]] = private constant [11 x i8] c"f32,3xtf32\00"
-// TUNED90-DAG: @[[GRADIENT:kiln_tuned_site_names[_0-9]*]] = private constant [30 x i8] c"f32,3xtf32,3xtf32-two-kernels\00"
+// TUNED90-DAG: @[[GRADIENT:kiln_tuned_site_names[_0-9]*]] = private constant [46 x i8] c"f32,f32-two-kernels,3xtf32,3xtf32-two-kernels\00"
 // TUNED90-DAG: @kiln_gpu_fn_kiln_cuda_tune_rounds = global ptr null
 // TUNED90-DAG: @kiln_gpu_fn_kiln_cuda_tune_begin = global ptr null
 // TUNED90-DAG: @kiln_gpu_fn_kiln_cuda_tune_end = global ptr null
 // TUNED90-DAG: @kiln_gpu_fn_kiln_cuda_graph_call_begin = global ptr null
 // TUNED90: call i64 @kiln_cuda_tune_rounds(i64 0, i64 2, ptr nonnull @[[FORWARD]])
-// TUNED90: call i64 @kiln_cuda_tune_rounds(i64 1, i64 3, ptr nonnull @[[GRADIENT]])
+// TUNED90: call i64 @kiln_cuda_tune_rounds(i64 1, i64 4, ptr nonnull @[[GRADIENT]])
 
-// TUNED80: @[[NAMES:kiln_tuned_site_names[_0-9]*]] = private constant [11 x i8] c"f32,3xtf32\00"
-// TUNED80-NOT: kiln_tuned_site_names{{.*}} = private constant
-// TUNED80: call i64 @kiln_cuda_tune_rounds(i64 0, i64 2, ptr nonnull @[[NAMES]])
-// TUNED80: call i64 @kiln_cuda_tune_rounds(i64 1, i64 2, ptr nonnull @[[NAMES]])
+// TUNED80-DAG: @[[FORWARD:kiln_tuned_site_names[_0-9]*]] = private constant [11 x i8] c"f32,3xtf32\00"
+// TUNED80-DAG: @[[GRADIENT:kiln_tuned_site_names[_0-9]*]] = private constant [27 x i8] c"f32,f32-two-kernels,3xtf32\00"
+// TUNED80: call i64 @kiln_cuda_tune_rounds(i64 0, i64 2, ptr nonnull @[[FORWARD]])
+// TUNED80: call i64 @kiln_cuda_tune_rounds(i64 1, i64 3, ptr nonnull @[[GRADIENT]])
 
 // UNTUNED-NOT: kiln_cuda_tune
 // UNTUNED-NOT: kiln_tuned_site

@@ -570,27 +570,35 @@ func.func private @kiln_cuda_attention_grad(%q: memref<2x3x40x16xf32>, %k: memre
 // SPLIT-NEXT:    } {kiln.min_blocks_per_sm = 2 : i64}
 // SPLIT-NOT:     atomic_rmw
 // SPLIT-NOT:   func.func private @kiln_cuda_attention_grad
-// Tuned, the gradient has a third variant where the 3xTF32 one adds dq
-// with atomics in one kernel (its split keys fit twice in sm_90's shared
-// memory): its two kernels, without atomics ("f32,3xtf32,3xtf32-two-
-// kernels").
-// TUNE:         memref.global "private" constant @[[NAMES3:kiln_tuned_site_names[_0-9]*]] : memref<30xi8>
+// Tuned, the gradient has a variant for each kernel that adds dq with
+// atomics: its two kernels, without atomics. Here the register-tiled f32
+// gradient and the 3xTF32 one (whose split keys fit twice in sm_90's
+// shared memory): "f32,f32-two-kernels,3xtf32,3xtf32-two-kernels".
+// TUNE:         memref.global "private" constant @[[NAMES4:kiln_tuned_site_names[_0-9]*]] : memref<46xi8>
 // TUNE-LABEL: func.func @tiled_grad(
-// TUNE:           call @kiln_cuda_tune_rounds(%{{.*}}, %c3_i64, %{{.*}})
+// TUNE:           call @kiln_cuda_tune_rounds(%{{.*}}, %c4_i64, %{{.*}})
 // TUNE:           scf.for
 // TUNE:             %[[VARIANT:.*]] = func.call @kiln_cuda_tune_begin
 // TUNE:             scf.if %{{.*}} {
 // TUNE-NOT:           llvm.nvvm.mma
+// TUNE:               memref.atomic_rmw addf
+// TUNE-NOT:           llvm.nvvm.mma
 // TUNE:             } else {
 // TUNE:               %[[SECOND:.*]] = arith.cmpi eq, %[[VARIANT]], %c1_i64{{[_0-9]*}} : i64
 // TUNE:               scf.if %[[SECOND]] {
-// TUNE:                 llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
-// TUNE:                 memref.atomic_rmw addf
+// TUNE-NOT:             memref.atomic_rmw
+// TUNE-NOT:             llvm.nvvm.mma
 // TUNE:               } else {
-// TUNE-NOT:             memref.atomic_rmw
-// TUNE:                 llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
-// TUNE-NOT:             memref.atomic_rmw
-// TUNE:               } {kiln.cuda_tuned_variant = 1 : i64}
+// TUNE:                 %[[THIRD:.*]] = arith.cmpi eq, %[[VARIANT]], %c2_i64{{[_0-9]*}} : i64
+// TUNE:                 scf.if %[[THIRD]] {
+// TUNE:                   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TUNE:                   memref.atomic_rmw addf
+// TUNE:                 } else {
+// TUNE-NOT:               memref.atomic_rmw
+// TUNE:                   llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TUNE-NOT:               memref.atomic_rmw
+// TUNE:                 } {kiln.cuda_tuned_variant = 2 : i64}
+// TUNE-NEXT:          } {kiln.cuda_tuned_variant = 1 : i64}
 // TUNE-NEXT:        } {kiln.cuda_tuned_variant = 0 : i64}
 // TUNE-NEXT:        func.call @kiln_cuda_tune_end
 // TUNE-NEXT:      } {kiln.cuda_tuned_site = 0 : i64}

@@ -362,3 +362,73 @@ func.func @kiln_entry_device_to_helper(%args: !llvm.ptr) {
   call @kiln_impl_device_to_helper(%ptrs) : (memref<1xindex>) -> ()
   return
 }
+
+// -----
+
+// A tuned call site (TunedSites.h): its loop's bound is the runtime's
+// answer, not a constant, but the runtime decides a site at its first
+// call, which is not captured, and a captured call runs one round of the
+// variant chosen; so the capture takes the site as one round, and the
+// entry is bracketed. The same loop without the site's mark is not.
+// CHECK-LABEL: func.func @kiln_entry_tuned(
+// CHECK-NEXT:    call @kiln_cuda_graph_call_begin()
+// CHECK-LABEL: func.func @kiln_entry_unmarked(
+// CHECK-NOT:     kiln_cuda_graph_call
+// CHECK:         return
+func.func private @kiln_cuda_tune_rounds(i64, i64, !llvm.ptr) -> i64
+func.func private @kiln_cuda_tune_begin(i64, i64) -> i64
+func.func private @kiln_cuda_tune_end(i64, i64)
+func.func @kiln_impl_tuned(%x: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %site = arith.constant 0 : i64
+  %two = arith.constant 2 : i64
+  %names = llvm.mlir.zero : !llvm.ptr
+  %rounds = call @kiln_cuda_tune_rounds(%site, %two, %names) : (i64, i64, !llvm.ptr) -> i64
+  %n = arith.index_cast %rounds : i64 to index
+  scf.for %i = %c0 to %n step %c1 {
+    %round = arith.index_cast %i : index to i64
+    %variant = func.call @kiln_cuda_tune_begin(%site, %round) : (i64, i64) -> i64
+    %first = arith.cmpi eq, %variant, %site : i64
+    scf.if %first {
+      %t0 = gpu.wait async
+      %t1 = gpu.launch async [%t0] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+          threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+        %v = memref.load %x[%tx] : memref<4xf32>
+        memref.store %v, %x[%tx] : memref<4xf32>
+        gpu.terminator
+      }
+    } else {
+      %t0 = gpu.wait async
+      %t1 = gpu.memcpy async [%t0] %x, %x : memref<4xf32>, memref<4xf32>
+    } {kiln.cuda_tuned_variant = 0 : i64}
+    func.call @kiln_cuda_tune_end(%site, %round) : (i64, i64) -> ()
+  } {kiln.cuda_tuned_site = 0 : i64}
+  return
+}
+func.func @kiln_entry_tuned(%args: !llvm.ptr) {
+  %1 = llvm.load %args : !llvm.ptr -> !llvm.ptr
+  %x = builtin.unrealized_conversion_cast %1 : !llvm.ptr to memref<4xf32>
+  call @kiln_impl_tuned(%x) : (memref<4xf32>) -> ()
+  return
+}
+func.func @kiln_impl_unmarked(%x: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %site = arith.constant 0 : i64
+  %two = arith.constant 2 : i64
+  %names = llvm.mlir.zero : !llvm.ptr
+  %rounds = call @kiln_cuda_tune_rounds(%site, %two, %names) : (i64, i64, !llvm.ptr) -> i64
+  %n = arith.index_cast %rounds : i64 to index
+  scf.for %i = %c0 to %n step %c1 {
+    %t0 = gpu.wait async
+    %t1 = gpu.memcpy async [%t0] %x, %x : memref<4xf32>, memref<4xf32>
+  }
+  return
+}
+func.func @kiln_entry_unmarked(%args: !llvm.ptr) {
+  %1 = llvm.load %args : !llvm.ptr -> !llvm.ptr
+  %x = builtin.unrealized_conversion_cast %1 : !llvm.ptr to memref<4xf32>
+  call @kiln_impl_unmarked(%x) : (memref<4xf32>) -> ()
+  return
+}

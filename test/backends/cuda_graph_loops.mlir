@@ -522,6 +522,66 @@ func.func @convolution_in_body(%x0: memref<4xf32>, %d: !llvm.ptr) {
 
 // -----
 
+// A tuned call site in the body (TunedSites.h: the runtime times its
+// variants at its first call outside a capture, and a loop is captured at
+// its first run): the loop stays a host loop.
+// CHECK-LABEL: func.func @tuned_site_in_body
+// CHECK-NOT:   kiln_cuda_graph
+// CHECK:       scf.while
+func.func private @kiln_cuda_tune_rounds(i64, i64, !llvm.ptr) -> i64
+func.func private @kiln_cuda_tune_begin(i64, i64) -> i64
+func.func private @kiln_cuda_tune_end(i64, i64)
+func.func @tuned_site_in_body(%x0: memref<4xf32>, %names: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %site = arith.constant 0 : i64
+  %two = arith.constant 2 : i64
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%c0] : memref<4xf32>
+      %zero = arith.constant 0.0 : f32
+      %gt = arith.cmpf ogt, %v, %zero : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t3]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %x : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    %rounds = func.call @kiln_cuda_tune_rounds(%site, %two, %names) : (i64, i64, !llvm.ptr) -> i64
+    %n = arith.index_cast %rounds : i64 to index
+    scf.for %i = %c0 to %n step %c1 {
+      %round = arith.index_cast %i : index to i64
+      %variant = func.call @kiln_cuda_tune_begin(%site, %round) : (i64, i64) -> i64
+      %first = arith.cmpi eq, %variant, %site : i64
+      scf.if %first {
+        %t4 = gpu.wait async
+        %t5 = gpu.launch async [%t4] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+            threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+          %v = memref.load %y[%tx] : memref<4xf32>
+          memref.store %v, %y[%tx] : memref<4xf32>
+          gpu.terminator
+        }
+      } else {
+        %t4 = gpu.wait async
+        %t5 = gpu.memcpy async [%t4] %y, %y : memref<4xf32>, memref<4xf32>
+      } {kiln.cuda_tuned_variant = 0 : i64}
+      func.call @kiln_cuda_tune_end(%site, %round) : (i64, i64) -> ()
+    } {kiln.cuda_tuned_site = 0 : i64}
+    scf.yield %y : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
 // A loop inside a loop: both stay host loops.
 // CHECK-LABEL: func.func @nested
 // CHECK-NOT:   kiln_cuda_graph

@@ -49,7 +49,11 @@ gradient on tensor cores in 3xTF32 products, held to f32's tolerance),
 cuda-on-cpu-3xtf32-sm90 (the same kernels as compiled for sm_90, whose
 shared memory lets the gradient take one kernel with atomics up to head
 dims of 64, where sm_80's takes it up to 32) and
-cuda-on-cpu-3xtf32-deterministic (the gradient's two kernels).
+cuda-on-cpu-3xtf32-deterministic (the gradient's two kernels). In f32
+from sm_80 on, cuda is a tuned call site of the f32 kernels and the 3xTF32
+ones (the result is the variant the runtime keeps, timed at the first
+call), and cuda-f32-kernels (--no-cuda-attention-tuning) the f32 kernels
+alone; cuda-on-cpu runs every variant, the f32 kernels' result last.
 --head-dims fixes the head dims drawn (seed by seed from the list). A
 failing seed's program and inputs stay in --keep. --jobs N checks N seeds
 at once, reported in the seeds' order. Exit status 1 if any seed fails.
@@ -95,6 +99,7 @@ TARGET_FLAGS = {
     "cuda-on-cpu-deterministic": ["--target=cuda-on-cpu", "-O1",
                                   "--cuda-deterministic"],
     "cuda-3xtf32": ["--target=cuda", "--cuda-attention-3xtf32"],
+    "cuda-f32-kernels": ["--target=cuda", "--no-cuda-attention-tuning"],
     "cuda-on-cpu-3xtf32": ["--target=cuda-on-cpu", "-O1",
                            "--cuda-attention-3xtf32"],
     "cuda-on-cpu-3xtf32-sm90": ["--target=cuda-on-cpu", "-O1",
@@ -324,7 +329,7 @@ def run(tools, target, source, inputs, work, args, seed):
     return [np.load(os.path.join(out, f"out{i}.npy")) for i in range(5)], None
 
 
-GPU_TARGETS = ("cuda", "cuda-cudnn", "cuda-3xtf32")
+GPU_TARGETS = ("cuda", "cuda-cudnn", "cuda-3xtf32", "cuda-f32-kernels")
 
 
 PROBE = ("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"

@@ -230,9 +230,17 @@ def test_cuda_attention_options_reach_the_kernels(tmp_path, rng):
     q, k, v = (rng.standard_normal((2, 64, 64)).astype(np.float32)
                for _ in range(3))
     grad = kiln.grad(attention_loss, argnums=(0, 1, 2))
-    plain = kiln.jit(grad, device="cuda", cuda_arch="sm_90")
+    plain = kiln.jit(grad, device="cuda", cuda_arch="sm_90",
+                     cuda_attention_tuning=False)
     plain.compile(q, k, v).save(tmp_path / "plain.kmod")
     assert ptx_products(tmp_path / "plain.kmod") == (0, 0)
+    # By default a tuned call site carries the 3xTF32 kernels beside the
+    # f32 ones (those without tensor-core products).
+    tuned = kiln.jit(grad, device="cuda", cuda_arch="sm_90")
+    tuned.compile(q, k, v).save(tmp_path / "tuned.kmod")
+    data = (tmp_path / "tuned.kmod").read_bytes()
+    assert ptx_products(tmp_path / "tuned.kmod")[0] > 0
+    assert b"f32,3xtf32" in data
     tf32 = kiln.jit(grad, device="cuda", cuda_arch="sm_90",
                     cuda_attention_3xtf32=True)
     tf32.compile(q, k, v).save(tmp_path / "3xtf32.kmod")
@@ -249,27 +257,38 @@ def test_cuda_options_key_the_module_cache(tmp_path, monkeypatch, rng):
     monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path / "cache"))
     q, k, v = (rng.standard_normal((1, 32, 16)).astype(np.float32)
                for _ in range(3))
-    first = kiln.jit(attention_loss, device="cuda", cuda_arch="sm_90")
+    first = kiln.jit(attention_loss, device="cuda", cuda_arch="sm_90",
+                     cuda_attention_tuning=False)
     first.compile(q, k, v).save(tmp_path / "first.kmod")
     other = kiln.jit(attention_loss, device="cuda", cuda_arch="sm_90",
-                     cuda_attention_3xtf32=True)
+                     cuda_attention_tuning=False, cuda_attention_3xtf32=True)
     compiled = other.compile(q, k, v)
     compiled.save(tmp_path / "other.kmod")
     assert not compiled.from_cache
     assert ptx_products(tmp_path / "first.kmod")[0] == 0
     assert ptx_products(tmp_path / "other.kmod")[0] > 0
+    # Tuning is part of the key too: the default is compiled anew, with
+    # the 3xTF32 kernels beside the f32 ones.
+    tuned = kiln.jit(attention_loss, device="cuda", cuda_arch="sm_90")
+    compiled = tuned.compile(q, k, v)
+    compiled.save(tmp_path / "tuned.kmod")
+    assert not compiled.from_cache
+    assert ptx_products(tmp_path / "tuned.kmod")[0] > 0
 
 
 def test_cuda_flags_need_the_cuda_device():
-    for flag in ("cuda_tf32", "cuda_deterministic", "cuda_attention_3xtf32",
-                 "cuda_cudnn_attention"):
+    for flag, other in (("cuda_tf32", True), ("cuda_deterministic", True),
+                        ("cuda_attention_3xtf32", True),
+                        ("cuda_cudnn_attention", True),
+                        ("cuda_attention_tuning", False)):
         with pytest.raises(TypeError,
                            match=f"{flag} is an option of device='cuda'"):
-            kiln.jit(layer, **{flag: True})
+            kiln.jit(layer, **{flag: other})
         with pytest.raises(TypeError, match=f"{flag} is True or False"):
             kiln.jit(layer, device="cuda", **{flag: "yes"})
-    # False is every flag's default, and fine on the CPU.
+    # A flag at its default is fine on the CPU.
     kiln.jit(layer, cuda_tf32=False)
+    kiln.jit(layer, cuda_attention_tuning=True)
 
 
 def test_cuda_deterministic_takes_the_attention_gradient_without_atomics(

@@ -601,7 +601,7 @@ void kiln::python::bindJit(py::module_ &m) {
          std::string bucketAxis, bool spmdTextOnly, bool profile,
          std::vector<int> donate, std::string device, std::string cudaArch,
          bool cudaTF32, bool cudaDeterministic, bool cudaAttention3xTF32,
-         bool cudaCudnnAttention) -> py::object {
+         bool cudaCudnnAttention, bool cudaAttentionTuning) -> py::object {
         JitOptions options;
         options.device = std::move(device);
         options.cudaArch = std::move(cudaArch);
@@ -609,6 +609,7 @@ void kiln::python::bindJit(py::module_ &m) {
         options.cudaDeterministic = cudaDeterministic;
         options.cudaAttention3xTF32 = cudaAttention3xTF32;
         options.cudaCudnnAttention = cudaCudnnAttention;
+        options.cudaAttentionTuning = cudaAttentionTuning;
         options.donateArgs = std::move(donate);
         options.optLevel = optLevel;
         options.profile = profile;
@@ -657,10 +658,12 @@ void kiln::python::bindJit(py::module_ &m) {
       py::arg("cuda_deterministic") = false,
       py::arg("cuda_attention_3xtf32") = false,
       py::arg("cuda_cudnn_attention") = false,
+      py::arg("cuda_attention_tuning") = true,
       "Compiles a traced function for device (\"cpu\" or \"cuda\", "
       "cuda_arch: \"sm_XX\" or \"\" for the device's; cuda_tf32, "
       "cuda_deterministic, cuda_attention_3xtf32 and cuda_cudnn_attention as "
-      "kiln-compile's --cuda-* flags of those names); donate lists the inputs "
+      "kiln-compile's --cuda-* flags of those names, cuda_attention_tuning "
+      "false as --no-cuda-attention-tuning); donate lists the inputs "
       "whose buffers "
       "the outputs may be written into (JitOptions::donateArgs); with comm and "
       "batch_args (positions of "

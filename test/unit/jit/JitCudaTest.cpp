@@ -122,13 +122,16 @@ TEST_F(JitCuda, CudaOptionsNeedTheCudaDevice) {
   TracedFunction traced = tracedLayer();
   for (bool JitOptions::*flag :
        {&JitOptions::cudaTF32, &JitOptions::cudaDeterministic,
-        &JitOptions::cudaAttention3xTF32, &JitOptions::cudaCudnnAttention}) {
+        &JitOptions::cudaAttention3xTF32, &JitOptions::cudaCudnnAttention,
+        &JitOptions::cudaAttentionTuning}) {
+    // Each away from its default (tuning's is on).
+    bool other = !(JitOptions().*flag);
     JitOptions cpu;
-    cpu.*flag = true;
+    cpu.*flag = other;
     std::string error = errorOf(traced, cpu);
     EXPECT_NE(error.find("need device 'cuda'"), std::string::npos) << error;
     JitOptions cuda = onCuda("sm_90");
-    cuda.*flag = true;
+    cuda.*flag = other;
     EXPECT_EQ(errorOf(traced, cuda), "");
   }
 }

@@ -248,8 +248,8 @@ def KilnCudaFlashAttention
            "(TunedSites.h) whose variants are the f32 kernels on CUDA cores "
            "(f32), the 3xTF32 ones (3xtf32) and, for a gradient that adds "
            "dq with atomics in one kernel, its two kernels "
-           "(3xtf32-two-kernels): the runtime runs the fastest, timed at "
-           "the site's first call">,
+           "(f32-two-kernels, 3xtf32-two-kernels): the runtime runs the "
+           "fastest, timed at the site's first call">,
     Option<"sharedBytes", "shared-bytes", "int64_t", "49152",
            "The shared memory a block may have on the target architecture, "
            "with its kernel's opt-in (kiln-cuda-check-launches' limit)">,

@@ -37,19 +37,21 @@ def check_device(device, cuda_arch):
 
 
 #: kiln.jit's keywords for device='cuda' alone, as kiln-compile's flags of
-#: those names (--cuda-tf32, ...).
-CUDA_FLAGS = ("cuda_tf32", "cuda_deterministic", "cuda_attention_3xtf32",
-              "cuda_cudnn_attention")
+#: those names (--cuda-tf32, ...; cuda_attention_tuning=False as
+#: --no-cuda-attention-tuning), with their defaults.
+CUDA_FLAGS = {"cuda_tf32": False, "cuda_deterministic": False,
+              "cuda_attention_3xtf32": False, "cuda_cudnn_attention": False,
+              "cuda_attention_tuning": True}
 
 
 def check_cuda_flags(device, flags):
     """The CUDA flags (a dict of CUDA_FLAGS to their values), checked:
-    booleans, and none set but with device='cuda'."""
+    booleans, and none but at its default without device='cuda'."""
     for name, value in flags.items():
         if not isinstance(value, bool):
             fail(f"kiln.jit: {name} is True or False, not {value!r}",
                  TypeError)
-        if value and device != "cuda":
+        if value != CUDA_FLAGS[name] and device != "cuda":
             fail(f"kiln.jit: {name} is an option of device='cuda'",
                  TypeError)
     return dict(flags)

@@ -247,7 +247,11 @@ class jit:
     bf16 attention and its gradient to cuDNN's fused attention; and
     cuda_deterministic=True sums every result of kiln's own kernels in one
     order on every run (the attention gradient as two kernels without
-    atomics). The attention options take sm_80 and later. Its calls take numpy
+    atomics). By default an f32 attention that both the f32 and the 3xTF32
+    kernels take is a tuned call site carrying both, of which the runtime
+    keeps the faster, timed at the first call; cuda_attention_tuning=False
+    builds the f32 kernels alone. The attention options take sm_80 and
+    later. Its calls take numpy
     arrays and numbers (copied to the device), kiln_runtime.DeviceArrays
     and other libraries' GPU arrays (anything with __dlpack__: PyTorch,
     JAX, CuPy), read in place, and return kiln_runtime.DeviceArrays, which
@@ -292,7 +296,8 @@ class jit:
                  in_shardings=(), out_shardings=None, bucket_axis=None,
                  profile=False, donate_argnums=(), device=None,
                  cuda_arch=None, cuda_tf32=False, cuda_deterministic=False,
-                 cuda_attention_3xtf32=False, cuda_cudnn_attention=False):
+                 cuda_attention_3xtf32=False, cuda_cudnn_attention=False,
+                 cuda_attention_tuning=True):
         if not callable(fun):
             raise TypeError(f"kiln.jit needs a callable, not "
                             f"{type(fun).__name__}")
@@ -301,7 +306,8 @@ class jit:
         self._cuda_flags = _device.check_cuda_flags(self._device, {
             "cuda_tf32": cuda_tf32, "cuda_deterministic": cuda_deterministic,
             "cuda_attention_3xtf32": cuda_attention_3xtf32,
-            "cuda_cudnn_attention": cuda_cudnn_attention})
+            "cuda_cudnn_attention": cuda_cudnn_attention,
+            "cuda_attention_tuning": cuda_attention_tuning})
         if self._device == "cuda" and comm is not None:
             fail("kiln.jit: a function jitted with device='cuda' runs in one "
                  "process; comm= (ranks over MPI or Gloo) needs "
