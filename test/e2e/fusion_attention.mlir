@@ -405,3 +405,32 @@ func.func @tensor_cores_grad(%q: tensor<2x130x64xbf16>, %k: tensor<2x150x64xbf16
   %wdq, %wdk, %wdv = kiln.attention_grad %wq, %wk, %wv, %wo, %wlse, %wdo {causal, scale = 0.08838834764831845 : f64} : tensor<1x40x128xbf16>, tensor<1x75x128xbf16>, tensor<1x75x128xbf16>, tensor<1x40x128xbf16>, tensor<1x40xf32>
   return %dq, %dk, %dv, %hdq, %hdk, %hdv, %wdq, %wdk, %wdv : tensor<2x130x64xbf16>, tensor<2x150x64xbf16>, tensor<2x150x64xbf16>, tensor<3x20x32xf16>, tensor<3x70x32xf16>, tensor<3x70x16xf16>, tensor<1x40x128xbf16>, tensor<1x75x128xbf16>, tensor<1x75x128xbf16>
 }
+
+// An f32 attention and its gradient in a kiln.while's body, three trips of
+// a small step of v against its gradient.
+// On CUDA from sm_80 on each is a tuned call site (kiln-cuda-flash-
+// attention's tune-f32: its f32 and 3xTF32 kernels, and the gradient's
+// two kernels) and the loop stays a host loop around them, so that the
+// runtime times the variants at the first trip; on cuda-on-cpu every
+// variant runs at every trip, the f32 kernels last.
+// CHECK: attention_in_loop(arg0: f32[1,2,70,64], arg1: f32[1,2,90,64], arg2: f32[1,2,90,64]) -> (out0: f32[1,2,70,64], out1: f32[1,2,90,64], out2: i32[])
+func.func @attention_in_loop(%q: tensor<1x2x70x64xf32>, %k: tensor<1x2x90x64xf32>, %v: tensor<1x2x90x64xf32>) -> (tensor<1x2x70x64xf32>, tensor<1x2x90x64xf32>, tensor<i32>) {
+  %zero = kiln.constant dense<0> : tensor<i32>
+  %r:4 = kiln.while (%q, %k, %v, %zero) : (tensor<1x2x70x64xf32>, tensor<1x2x90x64xf32>, tensor<1x2x90x64xf32>, tensor<i32>) cond {
+  ^bb0(%x: tensor<1x2x70x64xf32>, %y: tensor<1x2x90x64xf32>, %w: tensor<1x2x90x64xf32>, %it: tensor<i32>):
+    %cap = kiln.constant dense<3> : tensor<i32>
+    %more = kiln.compare lt, %it, %cap : tensor<i32>
+    kiln.yield %more : tensor<i1>
+  } do {
+  ^bb0(%x: tensor<1x2x70x64xf32>, %y: tensor<1x2x90x64xf32>, %w: tensor<1x2x90x64xf32>, %it: tensor<i32>):
+    %o, %lse = kiln.attention %x, %y, %w {causal, scale = 0.125 : f64} : tensor<1x2x70x64xf32>, tensor<1x2x90x64xf32>, tensor<1x2x90x64xf32>
+    %dq, %dk, %dv = kiln.attention_grad %x, %y, %w, %o, %lse, %x {causal, scale = 0.125 : f64} : tensor<1x2x70x64xf32>, tensor<1x2x90x64xf32>, tensor<1x2x90x64xf32>, tensor<1x2x70x64xf32>, tensor<1x2x70xf32>
+    %step = kiln.constant dense<0.03125> : tensor<1x2x90x64xf32>
+    %scaled = kiln.mul %dv, %step : tensor<1x2x90x64xf32>
+    %w1 = kiln.sub %w, %scaled : tensor<1x2x90x64xf32>
+    %one = kiln.constant dense<1> : tensor<i32>
+    %it1 = kiln.add %it, %one : tensor<i32>
+    kiln.yield %o, %y, %w1, %it1 : tensor<1x2x70x64xf32>, tensor<1x2x90x64xf32>, tensor<1x2x90x64xf32>, tensor<i32>
+  }
+  return %r#0, %r#2, %r#3 : tensor<1x2x70x64xf32>, tensor<1x2x90x64xf32>, tensor<i32>
+}
