@@ -1081,7 +1081,8 @@ struct KilnCudaLaunchesOnCpuPass
     for (gpu::LaunchOp launch : launches)
       if (failed(LaunchOnCpu(launch, symbols).run()))
         return signalPassFailure();
-    mlir::kiln::runEveryVariantOnHost(module);
+    if (failed(mlir::kiln::runEveryVariantOnHost(module)))
+      return signalPassFailure();
     // Workgroup buffers are host memory now.
     AttrTypeReplacer replacer;
     replacer.addReplacement([](MemRefType type) -> std::optional<Type> {

@@ -54,9 +54,6 @@ constexpr StringLiteral kTuneEndFunction = KILN_CUDA_TUNE_END_FUNCTION;
 inline bool isTunedSite(Operation *op) {
   return isa<scf::ForOp>(op) && op->hasAttr(kTunedSiteAttr);
 }
-inline bool isTunedChoice(Operation *op) {
-  return isa<scf::IfOp>(op) && op->hasAttr(kTunedVariantAttr);
-}
 
 /// Replaces `op` (which has no results) by a tuned call site whose
 /// variants are named `names`: returns a clone of `op` for each variant,
@@ -155,40 +152,53 @@ buildTunedSite(ModuleOp module, Operation *op, ArrayRef<std::string> names) {
 /// variant 0 last, so that the call's results are variant 0's and every
 /// variant's work is checked to run. The runtime's calls become
 ///   rounds -> the number of variants, begin -> (round + 1) mod that,
-/// and end goes, as do their declarations.
-inline void runEveryVariantOnHost(ModuleOp module) {
-  SmallVector<func::CallOp> calls;
-  module.walk([&](func::CallOp call) {
-    if (call.getCallee() == kTuneRoundsFunction ||
-        call.getCallee() == kTuneBeginFunction ||
-        call.getCallee() == kTuneEndFunction)
-      calls.push_back(call);
+/// and end goes, as do their declarations. Fails, with an error on the
+/// site, where a site's loop is not as buildTunedSite made it.
+inline LogicalResult runEveryVariantOnHost(ModuleOp module) {
+  SmallVector<scf::ForOp> sites;
+  module.walk([&](scf::ForOp loop) {
+    if (isTunedSite(loop))
+      sites.push_back(loop);
   });
-  // A begin's site is the loop of rounds around it, whose upper bound
-  // comes from the rounds call.
-  for (func::CallOp call : calls) {
-    OpBuilder b(call);
-    Location loc = call.getLoc();
-    if (call.getCallee() == kTuneBeginFunction) {
-      auto loop = call->getParentOfType<scf::ForOp>();
-      auto count = loop.getUpperBound().getDefiningOp<arith::IndexCastOp>();
-      auto rounds = count.getIn().getDefiningOp<func::CallOp>();
-      Value variants = rounds.getOperand(1);
-      Value next = b.create<arith::AddIOp>(
-          loc, call.getOperand(1), b.create<arith::ConstantIntOp>(loc, 1, 64));
-      call.getResult(0).replaceAllUsesWith(
-          b.create<arith::RemUIOp>(loc, next, variants));
+  for (scf::ForOp loop : sites) {
+    auto upper = loop.getUpperBound().getDefiningOp<arith::IndexCastOp>();
+    auto rounds =
+        upper ? upper.getIn().getDefiningOp<func::CallOp>() : func::CallOp();
+    if (!rounds || rounds.getCallee() != kTuneRoundsFunction)
+      return loop.emitError("a tuned call site's rounds do not come from ")
+             << kTuneRoundsFunction;
+    Value variants = rounds.getOperand(1);
+    SmallVector<func::CallOp> calls;
+    loop.getBody()->walk([&](func::CallOp call) {
+      if (call.getCallee() == kTuneBeginFunction ||
+          call.getCallee() == kTuneEndFunction)
+        calls.push_back(call);
+    });
+    for (func::CallOp call : calls) {
+      if (call.getCallee() == kTuneBeginFunction) {
+        OpBuilder b(call);
+        Location loc = call.getLoc();
+        Value next =
+            b.create<arith::AddIOp>(loc, call.getOperand(1),
+                                    b.create<arith::ConstantIntOp>(loc, 1, 64));
+        call.getResult(0).replaceAllUsesWith(
+            b.create<arith::RemUIOp>(loc, next, variants));
+      }
+      call.erase();
     }
+    rounds.getResult(0).replaceAllUsesWith(variants);
+    rounds.erase();
   }
-  for (func::CallOp call : calls)
-    if (call.getCallee() == kTuneRoundsFunction)
-      call.getResult(0).replaceAllUsesWith(call.getOperand(1));
-  for (func::CallOp call : calls)
-    call.erase();
   for (StringRef name :
-       {kTuneRoundsFunction, kTuneBeginFunction, kTuneEndFunction})
-    if (auto function = module.lookupSymbol<func::FuncOp>(name))
-      function.erase();
+       {kTuneRoundsFunction, kTuneBeginFunction, kTuneEndFunction}) {
+    auto function = module.lookupSymbol<func::FuncOp>(name);
+    if (!function)
+      continue;
+    if (!SymbolTable::symbolKnownUseEmpty(function, module))
+      return function.emitError("called outside a tuned call site's loop");
+    function.erase();
+  }
+  return success();
 }
 
 } // namespace mlir::kiln

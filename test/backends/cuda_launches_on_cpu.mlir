@@ -450,3 +450,61 @@ func.func @mma_struct_used(%a: vector<2xf16>, %d: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+// A tuned call site (TunedSites.h): with no device to time, every variant
+// runs at every call, variant 0 last (its results are the call's): the
+// rounds are the variants, round r runs variant (r + 1) mod their number,
+// and the runtime's calls and declarations go.
+// CHECK-LABEL: func.func @tuned(
+// CHECK-SAME:      %[[NAMES:.*]]: !llvm.ptr)
+// CHECK-NOT:     kiln_cuda_tune
+// CHECK-DAG:     %[[SITE:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         %[[UPPER:.*]] = arith.index_cast %[[TWO]] : i64 to index
+// CHECK:         scf.for %[[R:.*]] = %{{.*}} to %[[UPPER]]
+// CHECK:           %[[ROUND:.*]] = arith.index_cast %[[R]] : index to i64
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[ROUND]], %{{.*}} : i64
+// CHECK:           %[[VARIANT:.*]] = arith.remui %[[NEXT]], %[[TWO]] : i64
+// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %[[VARIANT]], %[[SITE]] : i64
+// CHECK:           scf.if %[[FIRST]] {
+// CHECK-NOT:     kiln_cuda_tune
+func.func private @kiln_cuda_tune_rounds(i64, i64, !llvm.ptr) -> i64
+func.func private @kiln_cuda_tune_begin(i64, i64) -> i64
+func.func private @kiln_cuda_tune_end(i64, i64)
+func.func @tuned(%x: memref<4xf32>, %names: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %site = arith.constant 0 : i64
+  %two = arith.constant 2 : i64
+  %rounds = call @kiln_cuda_tune_rounds(%site, %two, %names) : (i64, i64, !llvm.ptr) -> i64
+  %n = arith.index_cast %rounds : i64 to index
+  scf.for %i = %c0 to %n step %c1 {
+    %round = arith.index_cast %i : index to i64
+    %variant = func.call @kiln_cuda_tune_begin(%site, %round) : (i64, i64) -> i64
+    %first = arith.cmpi eq, %variant, %site : i64
+    scf.if %first {
+      %zero = arith.constant 0.0 : f32
+      memref.store %zero, %x[%c0] : memref<4xf32>
+    } else {
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %x[%c0] : memref<4xf32>
+    } {kiln.cuda_tuned_variant = 0 : i64}
+    func.call @kiln_cuda_tune_end(%site, %round) : (i64, i64) -> ()
+  } {kiln.cuda_tuned_site = 0 : i64}
+  return
+}
+
+// -----
+
+// A site's loop whose rounds the runtime did not give is refused.
+func.func @tuned_without_rounds(%x: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  // expected-error @+1 {{a tuned call site's rounds do not come from kiln_cuda_tune_rounds}}
+  scf.for %i = %c0 to %c2 step %c1 {
+  } {kiln.cuda_tuned_site = 0 : i64}
+  return
+}
