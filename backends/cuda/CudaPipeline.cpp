@@ -379,9 +379,9 @@ struct CudaLoweringPipelineOptions
   Option<bool> attentionTuning{
       *this, "attention-tuning",
       llvm::cl::desc(
-          "Otherwise, f32 attention that fits the tensor-core kernels both "
-          "ways, as a tuned call site whose fastest variant the runtime "
-          "keeps (not with deterministic)"),
+          "Otherwise, f32 attention that fits the tensor-core kernels as a "
+          "tuned call site of the f32 and 3xTF32 kernels, whose fastest "
+          "variant the runtime keeps (not with deterministic)"),
       llvm::cl::init(true)};
   Option<bool> graphs{
       *this, "graphs",

@@ -203,9 +203,11 @@ cl::opt<bool> noCudaAttentionTuning(
     "no-cuda-attention-tuning",
     cl::desc("Build f32 attention one way only (the f32 kernels, or with "
              "--cuda-attention-3xtf32 the 3xTF32 ones) where it would "
-             "otherwise be a tuned call site carrying both, whose faster "
-             "the runtime keeps on the device it runs on, timed at the "
-             "site's first call (--target=cuda or --target=cuda-on-cpu)"),
+             "otherwise be a tuned call site carrying several (the f32 and "
+             "3xTF32 kernels, and a one-kernel gradient's two kernels), "
+             "whose fastest the runtime keeps on the device it runs on, "
+             "timed at the site's first call (--target=cuda or "
+             "--target=cuda-on-cpu)"),
     cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> cudaDeterministic(
     "cuda-deterministic",
