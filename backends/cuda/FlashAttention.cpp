@@ -430,8 +430,6 @@ public:
                 Value lse, double scale, bool causal, int64_t batch,
                 ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
                 int64_t headDim, int64_t valueDim);
-  /// The tensor-core gradient's two kernels, for f16 and bf16 buffers where
-  /// fitsTheMmaGradient: `operands` and `grads` as for buildTiledGrad.
   /// What planMmaGradKeyBuffers decides.
   struct MmaGradKeyBuffers {
     SmallVector<MemRefType> buffers;
@@ -440,6 +438,8 @@ public:
   MmaGradKeyBuffers planMmaGradKeyBuffers(Type element, int64_t headDim,
                                           int64_t valueDim, int64_t queries,
                                           int64_t keys);
+  /// The tensor-core gradient's two kernels, for f16 and bf16 buffers where
+  /// fitsTheMmaGradient: `operands` and `grads` as for buildTiledGrad.
   void buildMmaGrad(ArrayRef<Value> operands, Value mask, ArrayRef<Value> grads,
                     double scale, bool causal, int64_t batch,
                     ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
@@ -2429,36 +2429,6 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   b.create<gpu::TerminatorOp>(loc);
 }
 
-/// The gradient on tensor cores, for f16 and bf16 (FlashAttention-2's
-/// backward, on buildMma's fragments and staged tiles; for f32 on its
-/// 3xTF32 products), as kernels that
-/// recompute p = exp(s - lse) and ds = p (dp - rowsum(dO * O)) per tile:
-///   dk, dv: a block's kMmaWarps warps own 16 key rows each, whose keys
-///     and values are A operands in registers, read once. Per tile of
-///     query rows (causal: from the tile of the block's first key) the
-///     block stages the queries and dO as pairs of dims and transposed as
-///     pairs of rows, with their lse and rowsum; each warp computes s^T =
-///     K Q^T and dp^T = V dO^T, then dv += p^T dO and dk += ds^T Q, the
-///     weights rounded to the operands' type as A operands.
-///   dq, with gradientAtomics where the warps share a tile's product
-///     evenly (shareableQueryGrad): the key kernel also stages its keys once
-///     transposed as pairs of rows, writes each tile's ds transposed
-///     (storePairsTransposed) and adds ds K for the tile's queries into an
-///     f32 buffer with atomics (addQueryGradShares), which a launch zeroes
-///     before and one scales and rounds into dq after: five products per
-///     tile pair where the two kernels take seven; dq's sums' order
-///     follows the blocks'. In f32 the keys and ds are staged split,
-///     single keys in stageTransposedKeys' order (storeSplitTransposed),
-///     and dq is its own sum, scaled in place.
-///   dq, without: warps own 16 query rows each, whose queries and dO are
-///     A operands;
-///     per tile of keys (causal: up to the block's diagonal) the block
-///     stages the keys as pairs of dims and transposed, and the values as
-///     pairs of dims; each warp computes s = Q K^T and dp = dO V^T, then
-///     dq += ds K. Every sum is then in one order on every run.
-/// dq and dk are scaled once at the end; the products accumulate in f32
-/// and every result is rounded once. For head dims over 64 the own rows'
-/// A operands are read per tile rather than kept (reloadOwnRows).
 /// The gradient key kernel's workgroup buffers (buildMmaGrad), and
 /// whether that kernel adds dq with atomics (one kernel) or the query
 /// kernel computes it (two kernels).
@@ -2538,6 +2508,36 @@ KernelBuilder::planMmaGradKeyBuffers(Type element, int64_t headDim,
   return {keyBuffers, splitKeyTiles, dsOwnBuffer, atomics};
 }
 
+/// The gradient on tensor cores, for f16 and bf16 (FlashAttention-2's
+/// backward, on buildMma's fragments and staged tiles; for f32 on its
+/// 3xTF32 products), as kernels that
+/// recompute p = exp(s - lse) and ds = p (dp - rowsum(dO * O)) per tile:
+///   dk, dv: a block's kMmaWarps warps own 16 key rows each, whose keys
+///     and values are A operands in registers, read once. Per tile of
+///     query rows (causal: from the tile of the block's first key) the
+///     block stages the queries and dO as pairs of dims and transposed as
+///     pairs of rows, with their lse and rowsum; each warp computes s^T =
+///     K Q^T and dp^T = V dO^T, then dv += p^T dO and dk += ds^T Q, the
+///     weights rounded to the operands' type as A operands.
+///   dq, with gradientAtomics where the warps share a tile's product
+///     evenly (shareableQueryGrad): the key kernel also stages its keys once
+///     transposed as pairs of rows, writes each tile's ds transposed
+///     (storePairsTransposed) and adds ds K for the tile's queries into an
+///     f32 buffer with atomics (addQueryGradShares), which a launch zeroes
+///     before and one scales and rounds into dq after: five products per
+///     tile pair where the two kernels take seven; dq's sums' order
+///     follows the blocks'. In f32 the keys and ds are staged split,
+///     single keys in stageTransposedKeys' order (storeSplitTransposed),
+///     and dq is its own sum, scaled in place.
+///   dq, without: warps own 16 query rows each, whose queries and dO are
+///     A operands;
+///     per tile of keys (causal: up to the block's diagonal) the block
+///     stages the keys as pairs of dims and transposed, and the values as
+///     pairs of dims; each warp computes s = Q K^T and dp = dO V^T, then
+///     dq += ds K. Every sum is then in one order on every run.
+/// dq and dk are scaled once at the end; the products accumulate in f32
+/// and every result is rounded once. For head dims over 64 the own rows'
+/// A operands are read per tile rather than kept (reloadOwnRows).
 void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
                                  ArrayRef<Value> grads, double scale,
                                  bool causal, int64_t batch,

@@ -16,10 +16,12 @@
 //   }
 //
 // The rounds come from no memory, and where the work is captured into a
-// CUDA graph (a call's, a loop's iteration) the runtime runs one round of
-// the chosen variant: the passes that give loops, conds and calls their
-// graph forms count a site's loop as one trip (tripCount in DeviceWork.h)
-// and take its choices as host control flow.
+// CUDA graph the runtime runs one round of the chosen variant:
+// kiln-cuda-graph-calls and kiln-cuda-graph-conds count a site's loop as
+// one trip (constantTripCount in DeviceWork.h) and its choices as host
+// control flow. kiln-cuda-graph-loops leaves a while loop around a site a
+// host loop: a loop's graph is captured at its first run, where nothing
+// could be timed.
 //
 //===----------------------------------------------------------------------===//
 
