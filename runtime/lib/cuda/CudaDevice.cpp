@@ -232,6 +232,13 @@ void CudaDevice::fail(const std::string &message) {
     failure = message;
 }
 
+void CudaDevice::refuse(const std::string &message) {
+  if (!failure.empty())
+    return;
+  failure = message;
+  refused = true;
+}
+
 template <typename Work> kiln_status_t CudaDevice::withDevice(Work &&work) {
   std::lock_guard<std::mutex> lock(callMutex);
   if (kiln_status_t status = openLocked())
@@ -241,6 +248,7 @@ template <typename Work> kiln_status_t CudaDevice::withDevice(Work &&work) {
                       "CUDA: cuCtxPushCurrent failed: " +
                           driver->describe(result));
   failure.clear();
+  refused = false;
   work();
   CUcontext popped = nullptr;
   driver->ctxPopCurrent(&popped);
@@ -664,7 +672,7 @@ bool CudaDevice::prepare(Library<Table> &library,
   if (!library.table) {
     if (kiln_status_t status = load(library.table)) {
       library.table = nullptr;
-      fail(kiln_status_message(status));
+      refuse(kiln_status_message(status));
       kiln_status_free(status);
       return false;
     }
@@ -673,7 +681,7 @@ bool CudaDevice::prepare(Library<Table> &library,
   if (!library.handle &&
       library.table->create(&library.handle, error, sizeof(error))) {
     library.handle = nullptr;
-    fail(std::string("CUDA ") + what + ": " + error);
+    refuse(std::string("CUDA ") + what + ": " + error);
     return false;
   }
   if (!library.workspace &&
@@ -736,7 +744,7 @@ void CudaDevice::matmul(const kiln_matmul_problem_t &problem) {
   if (blas.table->matmul(blas.handle, &problem, streamHandle,
                          reinterpret_cast<void *>(blas.workspace),
                          kBlasWorkspaceBytes, error, sizeof(error)))
-    fail(std::string("CUDA products: ") + error);
+    refuse(std::string("CUDA products: ") + error);
 }
 
 void CudaDevice::conv(const int64_t *descriptor, const void *x, const void *w,
@@ -760,7 +768,7 @@ void CudaDevice::conv(const int64_t *descriptor, const void *x, const void *w,
   if (dnn.table->conv(dnn.handle, descriptor, x, w, y, streamHandle,
                       reinterpret_cast<void *>(dnn.workspace),
                       kDnnWorkspaceBytes, error, sizeof(error)))
-    fail(std::string("CUDA convolutions: ") + error);
+    refuse(std::string("CUDA convolutions: ") + error);
 }
 
 void CudaDevice::attention(const int64_t *descriptor, bool gradient,
@@ -785,7 +793,7 @@ void CudaDevice::attention(const int64_t *descriptor, bool gradient,
   if (!prepare(dnn, loadDnnPlugin, kDnnWorkspaceBytes, "attention"))
     return;
   if (!dnn.table->attention) {
-    fail(std::string("CUDA attention: the plug-in has no attention"));
+    refuse("CUDA attention: the plug-in has no attention");
     return;
   }
   char error[1024] = "";
@@ -793,7 +801,7 @@ void CudaDevice::attention(const int64_t *descriptor, bool gradient,
                            streamHandle,
                            reinterpret_cast<void *>(dnn.workspace),
                            kDnnWorkspaceBytes, error, sizeof(error)))
-    fail(std::string("CUDA attention: ") + error);
+    refuse(std::string("CUDA attention: ") + error);
 }
 
 } // namespace cuda

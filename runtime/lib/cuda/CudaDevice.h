@@ -269,6 +269,11 @@ public:
   void tuneEnd(int64_t site, int64_t round);
   /// Records the first failure of the current call.
   void fail(const std::string &message);
+  /// Records the first failure of the current call as a library's refusal
+  /// of its work (its plug-in missing, or refusing the problem), made
+  /// before the library queued anything: a tuned site that meets one while
+  /// it times a variant drops that variant instead of failing the call.
+  void refuse(const std::string &message);
 
   /// The counters so far.
   CudaStats stats();
@@ -433,17 +438,22 @@ private:
   CUdeviceptr uploadConstant(const void *constant, int64_t bytes);
   /// A tuned call site: its variants and their names, the variant chosen
   /// (-1 while undecided), whether the rounds of this call time the
-  /// variants, and each variant's events around its timed runs.
+  /// variants, each variant's events around its timed runs, why a library
+  /// refused each variant while this call timed it (empty where none did),
+  /// and whether the call had failed when the current round began.
   struct TunedSite {
     int64_t variants = 0;
     std::string names;
     int64_t chosen = -1;
     bool timing = false;
     std::vector<CUevent> starts, stops;
+    std::vector<std::string> refusals;
+    bool failedBeforeRound = false;
   };
   std::map<int64_t, TunedSite> tunedSites;
-  /// Decides `site` for the fastest of its timed variants, or for variant
-  /// 0 where a time cannot be read.
+  /// Decides `site` for the fastest of its timed variants not refused, or
+  /// for the first not refused where a time cannot be read; leaves it
+  /// undecided where each was refused.
   void decide(int64_t siteNumber, TunedSite &site);
   /// Destroys `site`'s events.
   void dropEvents(TunedSite &site);
@@ -451,6 +461,8 @@ private:
   CudaStats counters;
   /// The first failure of the current call; empty while it goes well.
   std::string failure;
+  /// Whether that failure is a library's refusal (refuse()).
+  bool refused = false;
 };
 
 } // namespace cuda

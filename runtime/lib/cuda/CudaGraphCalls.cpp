@@ -225,6 +225,7 @@ void CudaDevice::runEntry(void (*entry)(void **), std::vector<void *> &args) {
     return;
   rerunWithoutCapture = false;
   failure.clear();
+  refused = false;
   entry(args.data());
 }
 

@@ -15,9 +15,14 @@
 // chosen variant alone, and a call captured into a CUDA graph (from the
 // second on) captures it. A site first met inside a capture (a loop's body
 // captured into a graph at the first call) runs variant 0 there and is
-// tuned at its next call outside one. KILN_CUDA_TUNE=0 decides for variant
-// 0 without timing, as does a driver without events; KILN_CUDA_TUNE_LOG=1
-// prints each decision with the variants' times to stderr.
+// tuned at its next call outside one. A variant whose library refuses its
+// work while it is timed (kiln's cuDNN attention where the plug-in or
+// cuDNN is missing, or where no cuDNN engine takes the problem:
+// CudaDevice::refuse) is dropped, its failure cleared, and never chosen;
+// another failure fails the call, which decides nothing, and the site is
+// timed again at its next call. KILN_CUDA_TUNE=0 decides for variant 0
+// without timing, as does a driver without events; KILN_CUDA_TUNE_LOG=1
+// prints each decision with the variants' times (or refusals) to stderr.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,6 +99,7 @@ int64_t CudaDevice::tuneRounds(int64_t siteNumber, int64_t variants,
   }
   site.starts.assign(variants, nullptr);
   site.stops.assign(variants, nullptr);
+  site.refusals.assign(variants, std::string());
   for (int64_t v = 0; v < variants; ++v)
     if (driver->eventCreate(&site.starts[v], 0) != CUDA_SUCCESS ||
         driver->eventCreate(&site.stops[v], 0) != CUDA_SUCCESS) {
@@ -115,7 +121,9 @@ int64_t CudaDevice::tuneBegin(int64_t siteNumber, int64_t round) {
     return site.chosen >= 0 ? site.chosen : 0;
   }
   int64_t variant = round / kRunsPerVariant;
-  if (round % kRunsPerVariant == 1 && failure.empty())
+  site.failedBeforeRound = !failure.empty();
+  if (round % kRunsPerVariant == 1 && failure.empty() &&
+      site.refusals[variant].empty())
     check(driver->eventRecord(site.starts[variant], streamHandle),
           "cuEventRecord (a tuned call site)");
   return variant;
@@ -125,9 +133,19 @@ void CudaDevice::tuneEnd(int64_t siteNumber, int64_t round) {
   TunedSite &site = tunedSites[siteNumber];
   if (!site.timing || round >= site.variants * kRunsPerVariant)
     return;
-  if (round % kRunsPerVariant == kRunsPerVariant - 1 && failure.empty())
-    check(driver->eventRecord(site.stops[round / kRunsPerVariant],
-                              streamHandle),
+  int64_t variant = round / kRunsPerVariant;
+  // A library refused this round's work before queueing any: the variant
+  // is dropped (its later rounds run for nothing but are not timed), and
+  // the call goes on.
+  if (!site.failedBeforeRound && !failure.empty() && refused) {
+    if (site.refusals[variant].empty())
+      site.refusals[variant] = failure;
+    failure.clear();
+    refused = false;
+  }
+  if (round % kRunsPerVariant == kRunsPerVariant - 1 && failure.empty() &&
+      site.refusals[variant].empty())
+    check(driver->eventRecord(site.stops[variant], streamHandle),
           "cuEventRecord (a tuned call site)");
 }
 
@@ -140,15 +158,25 @@ void CudaDevice::decide(int64_t siteNumber, TunedSite &site) {
     dropEvents(site);
     return;
   }
-  // The stops were recorded in order on the stream: the last is reached
-  // once they all are.
-  if (!check(driver->eventSynchronize(site.stops.back()),
-             "cuEventSynchronize (a tuned call site)")) {
+  // The stops were recorded in order on the stream: the last recorded (of
+  // the last variant not refused) is reached once they all are.
+  CUevent last = nullptr;
+  for (int64_t v = 0; v < site.variants; ++v)
+    if (site.refusals[v].empty())
+      last = site.stops[v];
+  if (last && !check(driver->eventSynchronize(last),
+                     "cuEventSynchronize (a tuned call site)")) {
     dropEvents(site);
     return;
   }
-  int64_t best = 0;
+  // The fastest variant that ran; the first one not refused where no time
+  // can be read.
+  int64_t best = -1;
   for (int64_t v = 0; v < site.variants; ++v) {
+    if (!site.refusals[v].empty())
+      continue;
+    if (best < 0)
+      best = v;
     float milliseconds = 0;
     if (driver->eventElapsedTime(&milliseconds, site.starts[v],
                                  site.stops[v]) != CUDA_SUCCESS)
@@ -158,6 +186,12 @@ void CudaDevice::decide(int64_t siteNumber, TunedSite &site) {
       best = v;
   }
   dropEvents(site);
+  std::vector<std::string> refusals = std::move(site.refusals);
+  site.refusals.clear();
+  // Every variant refused: the last round runs variant 0, whose refusal
+  // then fails the call, and the site is timed again at its next call.
+  if (best < 0)
+    return;
   site.chosen = best;
   ++counters.tunedSites;
   if (!tuningLogged())
@@ -165,11 +199,16 @@ void CudaDevice::decide(int64_t siteNumber, TunedSite &site) {
   std::string line = "kiln: tuned call site " + std::to_string(siteNumber) +
                      ": " + variantName(site.names, best) + " (";
   for (int64_t v = 0; v < site.variants; ++v) {
-    char time[32];
-    if (times[v] < 0)
-      std::snprintf(time, sizeof time, "untimed");
-    else
-      std::snprintf(time, sizeof time, "%.4f ms", times[v]);
+    std::string time;
+    if (!refusals[v].empty()) {
+      time = "refused: " + refusals[v];
+    } else if (times[v] < 0) {
+      time = "untimed";
+    } else {
+      char milliseconds[32];
+      std::snprintf(milliseconds, sizeof milliseconds, "%.4f ms", times[v]);
+      time = milliseconds;
+    }
     line += (v ? ", " : "") + variantName(site.names, v) + " " + time;
   }
   std::fprintf(stderr, "%s)\n", line.c_str());

@@ -621,7 +621,8 @@ kiln::format::ModuleContents cudaModuleContents() {
        {"scale2_graph", "scale2_shared", "twice_table", "twice_resident",
         "double_until_graph", "pick_graph", "step_until", "step_until_graph",
         "double_if_small_graph", "loop_if_loop_graph", "for_while_graph",
-        "scale2_tuned", "scale2_tuned_graph", "double_until_tuned"}) {
+        "scale2_tuned", "scale2_tuned_graph", "scale2_tuned_library",
+        "double_until_tuned"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -810,6 +811,8 @@ struct FakeDnnState {
   std::set<void *> workspaces;
   /// The buffers of the last attention call, in the ABI's order.
   std::vector<const void *> attentionBuffers;
+  /// Where not empty, every convolution is refused with this error.
+  std::string refuseConvs;
 };
 FakeDnnState *fakeDnn = nullptr;
 
@@ -826,6 +829,10 @@ const kiln_dnn_plugin_t fakeDnnTable = {
     [](void *) { ++fakeDnn->destroys; },
     [](void *, const int64_t *d, const void *x, const void *w, void *y,
        void *stream, void *workspace, size_t, char *error, size_t size) -> int {
+      if (!fakeDnn->refuseConvs.empty()) {
+        std::snprintf(error, size, "%s", fakeDnn->refuseConvs.c_str());
+        return 1;
+      }
       if (d[0] != 2 || d[2] != KILN_DTYPE_F32) {
         std::snprintf(error, size, "the fake runs 2-d f32 only");
         return 1;
@@ -2994,4 +3001,42 @@ TEST_F(FakeCudaTuningTest, AFailedTimingCallIsTimedAgainAtTheNextCall) {
   EXPECT_EQ(cudaStats(module.get()).tuned_sites, 1u);
   EXPECT_EQ(launchedBy(module.get(), "scale2_tuned"),
             std::vector<std::string>{"scale2_b"});
+}
+
+TEST_F(FakeCudaTuningTest, ALibraryCallCanBeTheFastestVariant) {
+  // The library variant (a convolution by the plug-in) takes no time on
+  // the fake's clock, the kernel 3 ms.
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  EXPECT_EQ(launchedBy(module.get(), "scale2_tuned_library"),
+            repeated("scale2_a", 4));
+  EXPECT_EQ(dnn.convs, 5);
+  EXPECT_TRUE(launchedBy(module.get(), "scale2_tuned_library").empty());
+  EXPECT_EQ(dnn.convs, 6);
+  EXPECT_EQ(cudaStats(module.get()).tuned_sites, 1u);
+}
+
+TEST_F(FakeCudaTuningTest, AVariantWhoseLibraryRefusesItIsDropped) {
+  // As cuDNN may take no engine for a problem: the plug-in refuses each
+  // convolution. The call goes on with the kernel, which the site keeps.
+  dnn.refuseConvs = "no engine for the problem";
+  ScopedVariable logged("KILN_CUDA_TUNE_LOG", "1");
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(launchedBy(module.get(), "scale2_tuned_library"),
+            repeated("scale2_a", 5));
+  std::string printed = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(printed, "kiln: tuned call site 1: kernel (kernel 3.0000 ms, "
+                     "library refused: CUDA convolutions: no engine for the "
+                     "problem)\n");
+  EXPECT_EQ(dnn.convs, 0);
+  EXPECT_EQ(cudaStats(module.get()).tuned_sites, 1u);
+  EXPECT_EQ(state.eventsCreated, state.eventsDestroyed);
+  EXPECT_EQ(launchedBy(module.get(), "scale2_tuned_library"),
+            std::vector<std::string>{"scale2_a"});
+  // A refusal outside a tuned site still fails the call.
+  TensorPtr y;
+  expectDeviceError(callConvolve(module.get(), y),
+                    "CUDA convolutions: no engine for the problem");
 }
