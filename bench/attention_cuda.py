@@ -39,9 +39,12 @@ forward and backward are its tensor-core kernels (the backward, at head
 dim 64, one kernel that adds dq with atomics, and "deterministic" its
 two kernels summing in a fixed order); PyTorch runs scaled_dot_product_attention on bf16 tensors (its
 FlashAttention kernels); the inputs are the f32 draws rounded to bf16, the
-reference float64 on those; no unfused composition. "cuDNN" is the same
-module compiled with --cuda-cudnn-attention: the forward and the backward
-as calls of cuDNN's fused attention through kiln's runtime (bf16 only).
+reference float64 on those; no unfused composition. "cuDNN or kiln" is
+the same module compiled with --cuda-cudnn-attention (bf16 only): the
+forward and the backward each a tuned call site of kiln's tensor-core
+kernels and a call of cuDNN's fused attention through kiln's runtime,
+the runtime keeping the faster at the first call (the report lists both
+times).
 "3xTF32" (f32 only) is the module compiled with --cuda-attention-3xtf32:
 the forward and the backward on tensor cores in 3xTF32 products (each f32
 operand split into two TF32 words, three products each, f32's accuracy,
@@ -154,7 +157,7 @@ SYSTEM_FLAGS = {"fused": [], "f32-kernels": ["--no-cuda-attention-tuning"],
 # The report's name of each system.
 SYSTEM_TITLES = {"fused": "fused", "f32-kernels": "f32 kernels",
                  "deterministic": "deterministic",
-                 "cudnn": "cuDNN", "3xtf32": "3xTF32",
+                 "cudnn": "cuDNN or kiln", "3xtf32": "3xTF32",
                  "3xtf32-deterministic": "3xTF32 deterministic",
                  "unfused": "unfused"}
 

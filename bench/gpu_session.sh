@@ -14,7 +14,8 @@
 #       (attention_cuda.py --emit-modules); 20 random attentions in f32
 #       (kiln's tuned call sites, the f32 kernels alone and
 #       --cuda-attention-3xtf32) and 20 in bf16
-#       (kiln's tensor-core kernels and --cuda-cudnn-attention)
+#       (kiln's tensor-core kernels, cuDNN's alone, and the tuned call
+#       sites of the two)
 #       (random_attention.py --emit-modules); the rest of the issue's
 #       goal table: the 4096^3 products in f32 and bf16
 #       (gemm_cuda.py --emit-modules), the MLP training step, transformer
@@ -165,7 +166,7 @@ prepare() {
     --emit-modules "$dir/random-f32" >"$dir/prepare-random-f32.log" 2>&1 ||
     failed=1
   "$py" "$ROOT/test/fuzz/random_attention.py" --build-dir "$build" \
-    --seeds "$seeds" --dtype bf16 --targets cuda,cuda-cudnn --arch "$arch" \
+    --seeds "$seeds" --dtype bf16 --targets cuda,cuda-cudnn,cuda-cudnn-only --arch "$arch" \
     --emit-modules "$dir/random-bf16" >"$dir/prepare-random-bf16.log" 2>&1 ||
     failed=1
   # bf16 products take a few hundredths of a millisecond: a chain of 101
@@ -274,7 +275,7 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     --build-dir "$dir" --seeds "$KIT_SEEDS" --targets cuda,cuda-f32-kernels,cuda-3xtf32 \
     --modules-from "$dir/random-f32" --jobs 8
   part random-attention-bf16 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
-    --build-dir "$dir" --seeds "$KIT_SEEDS" --dtype bf16 --targets cuda,cuda-cudnn \
+    --build-dir "$dir" --seeds "$KIT_SEEDS" --dtype bf16 --targets cuda,cuda-cudnn,cuda-cudnn-only \
     --modules-from "$dir/random-bf16" --jobs 8
   part loops 60 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
     --repeat 50 --rounds 2

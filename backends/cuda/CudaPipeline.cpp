@@ -145,10 +145,14 @@ void kiln::buildCudaLoweringPipeline(OpPassManager &pm,
   if (!ampere)
     options.cudnnAttention = false;
   // Half-precision attention cuDNN computes waits in functions of its own
-  // for cuDNN (LibraryAttention.cpp), the rest for kiln's kernels.
+  // for cuDNN (LibraryAttention.cpp), the rest for kiln's kernels. Where
+  // kiln's tensor-core kernels take it too, the runtime keeps the faster
+  // (tuned call sites), but not under `deterministic`, whose runs must
+  // agree bit for bit.
   if (options.cudnnAttention) {
     KilnCudaOutlineLibraryAttentionOptions library;
     library.deterministic = options.deterministic;
+    library.tune = options.attentionTuning && !options.deterministic;
     pm.addPass(createKilnCudaOutlineLibraryAttention(library));
   }
   KilnCudaOutlineAttentionOptions outline;
@@ -362,7 +366,9 @@ struct CudaLoweringPipelineOptions
   Option<bool> cudnnAttention{
       *this, "cudnn-attention",
       llvm::cl::desc("f16 and bf16 attention as cuDNN calls through the "
-                     "runtime where cuDNN takes it (otherwise kiln's own "
+                     "runtime where cuDNN takes it, or with attention-tuning "
+                     "a tuned call site of those and kiln's tensor-core "
+                     "kernels where they take it too (otherwise kiln's own "
                      "kernels)"),
       llvm::cl::init(false)};
   Option<bool> tf32{*this, "tf32",
@@ -380,7 +386,9 @@ struct CudaLoweringPipelineOptions
       *this, "attention-tuning",
       llvm::cl::desc(
           "Otherwise, f32 attention that fits the tensor-core kernels as a "
-          "tuned call site of the f32 and 3xTF32 kernels, whose fastest "
+          "tuned call site of the f32 and 3xTF32 kernels, and with "
+          "cudnn-attention half-precision attention both cuDNN and the "
+          "tensor-core kernels take as one of the two, whose fastest "
           "variant the runtime keeps (not with deterministic)"),
       llvm::cl::init(true)};
   Option<bool> graphs{

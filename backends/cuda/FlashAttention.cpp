@@ -58,6 +58,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionKernels.h"
 #include "Delinearize.h"
 #include "LaunchHints.h"
 #include "TensorCoreMma.h"
@@ -92,11 +93,11 @@ namespace kiln {
 
 using namespace mlir;
 
-/// The function attribute: {scale = f64, causal = bool}.
-static constexpr llvm::StringLiteral kAttentionAttr = "kiln.cuda_attention";
-/// And the gradient's: kiln.cuda_attention_grad, the same dictionary.
+/// The function attributes: {scale = f64, causal = bool}.
+static constexpr llvm::StringLiteral kAttentionAttr =
+    mlir::kiln::kCudaAttentionAttr;
 static constexpr llvm::StringLiteral kAttentionGradAttr =
-    "kiln.cuda_attention_grad";
+    mlir::kiln::kCudaAttentionGradAttr;
 
 /// Workgroup memory for a key tile, its value tile and the block's scores
 /// of that tile, in floats (44 KiB, within the 48 KiB a block may have
@@ -293,9 +294,8 @@ static bool shareableQueryGrad(int64_t tile, int64_t headDim) {
   return headDim % 8 == 0 && (headDim / 8) % (kMmaWarps / (tile / 16)) == 0;
 }
 
-/// {scale, causal} of an attention or its gradient.
-static DictionaryAttr attentionInfo(Builder &builder, APFloat scale,
-                                   bool causal) {
+DictionaryAttr mlir::kiln::cudaAttentionInfo(Builder &builder, APFloat scale,
+                                             bool causal) {
   return builder.getDictionaryAttr(
       {builder.getNamedAttr("scale",
                             builder.getF64FloatAttr(scale.convertToDouble())),
@@ -320,9 +320,7 @@ static bool takenByTheKernels(Operation *op) {
   return fitsTheKernel(lastDim(0), lastDim(2));
 }
 
-/// Whether the tensor-core kernels take an attention or its gradient as it
-/// is, in f16 or bf16: static shapes and head dims that fit.
-static bool takenOnTensorCores(Operation *op) {
+bool mlir::kiln::takenByTensorCoreAttention(Operation *op) {
   if (!isa<mlir::kiln::AttentionOp, mlir::kiln::AttentionGradOp>(op))
     return false;
   auto shapeOf = [&](unsigned operand) {
@@ -342,6 +340,26 @@ static bool takenOnTensorCores(Operation *op) {
               : fitsTheMmaGradient(headDim, valueDim));
 }
 
+Value mlir::kiln::attentionGradRowsum(OpBuilder &builder,
+                                      AttentionGradOp grad) {
+  // As kiln ops (a block reduction on the GPU), in f32 for half precision.
+  builder.setInsertionPoint(grad);
+  Location loc = grad.getLoc();
+  auto widened = [&](Value x) -> Value {
+    auto type = cast<RankedTensorType>(x.getType());
+    if (type.getElementType().isF32())
+      return x;
+    return builder.create<CastOp>(loc, type.clone(builder.getF32Type()), x);
+  };
+  int64_t last =
+      cast<RankedTensorType>(grad.getResult().getType()).getRank() - 1;
+  Value cotangent = widened(grad.getResultGrad());
+  Value result = widened(grad.getResult());
+  return builder.create<ReduceSumOp>(
+      loc, builder.create<MulOp>(loc, cotangent, result),
+      ArrayRef<int64_t>{last});
+}
+
 namespace {
 
 struct KilnCudaOutlineAttentionPass
@@ -356,7 +374,7 @@ struct KilnCudaOutlineAttentionPass
     // f64 and head dims too wide stay for the composition.
     bool tensorCores = this->tensorCores;
     auto asItIs = [&](Operation *op) {
-      return tensorCores && takenOnTensorCores(op);
+      return tensorCores && mlir::kiln::takenByTensorCoreAttention(op);
     };
     SmallVector<Operation *> ops = mlir::kiln::attentionsForKernels(
         module,
@@ -367,32 +385,16 @@ struct KilnCudaOutlineAttentionPass
     for (Operation *op : ops) {
       if (auto forward = dyn_cast<mlir::kiln::AttentionOp>(op)) {
         func::FuncOp function = mlir::kiln::outlineWithPlaceholderBody(
-            op, "kiln_cuda_attention", symbols);
-        function->setAttr(kAttentionAttr,
-                          attentionInfo(builder, forward.getScale(),
-                                        forward.getCausal()));
+            op, "kiln_cuda_flash_attention", symbols);
+        function->setAttr(kAttentionAttr, mlir::kiln::cudaAttentionInfo(
+                                              builder, forward.getScale(),
+                                              forward.getCausal()));
         continue;
       }
-      // The gradient's kernels need rowsum(dO * O) per query row, not O:
-      // computed here as kiln ops (a block reduction on the GPU), in f32
-      // for half precision, and passed in O's place.
+      // The gradient's kernels need rowsum(dO * O) per query row, not O,
+      // passed in O's place.
       auto grad = cast<mlir::kiln::AttentionGradOp>(op);
-      builder.setInsertionPoint(op);
-      Location loc = op->getLoc();
-      auto widened = [&](Value x) -> Value {
-        auto type = cast<RankedTensorType>(x.getType());
-        if (type.getElementType().isF32())
-          return x;
-        return builder.create<mlir::kiln::CastOp>(
-            loc, type.clone(builder.getF32Type()), x);
-      };
-      int64_t last =
-          cast<RankedTensorType>(grad.getResult().getType()).getRank() - 1;
-      Value cotangent = widened(grad.getResultGrad());
-      Value result = widened(grad.getResult());
-      Value delta = builder.create<mlir::kiln::ReduceSumOp>(
-          loc, builder.create<mlir::kiln::MulOp>(loc, cotangent, result),
-          ArrayRef<int64_t>{last});
+      Value delta = mlir::kiln::attentionGradRowsum(builder, grad);
       SmallVector<Value> operands{grad.getQuery(), grad.getKey(),
                                   grad.getValue(), grad.getResultGrad(),
                                   grad.getLse(), delta};
@@ -401,9 +403,9 @@ struct KilnCudaOutlineAttentionPass
       APFloat scale = grad.getScale();
       bool causal = grad.getCausal();
       func::FuncOp function = mlir::kiln::outlineWithPlaceholderBody(
-          op, operands, "kiln_cuda_attention_grad", symbols);
+          op, operands, "kiln_cuda_flash_attention_grad", symbols);
       function->setAttr(kAttentionGradAttr,
-                        attentionInfo(builder, scale, causal));
+                        mlir::kiln::cudaAttentionInfo(builder, scale, causal));
     }
   }
 };

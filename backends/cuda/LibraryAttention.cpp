@@ -30,7 +30,22 @@
 // or none. A gradient under `deterministic` stays with kiln's kernels:
 // cuDNN's adds dq with atomics.
 //
+// Which of cuDNN's engines and kiln's own tensor-core kernels is faster
+// depends on the GPU, the shapes and cuDNN's version. With the outlining's
+// `tune`, an attention both take is left to the runtime: pass 1 marks its
+// function for kiln's kernels too (AttentionKernels.h), and pass 2 makes
+// the call a tuned call site (TunedSites.h) of two variants, `kiln` (the
+// call kiln-cuda-flash-attention replaces) and `cudnn` (the runtime call
+// above), which the runtime times at the first call, keeping the faster.
+// kiln's comes first: a site first met in a CUDA graph's capture runs it,
+// and a cuDNN that refuses the problem (or is missing) only drops its
+// variant (CudaTuning.cpp). A gradient's call carries rowsum(do * o) for
+// kiln's kernels, computed before it: cuDNN computes its own.
+//
 //===----------------------------------------------------------------------===//
+
+#include "AttentionKernels.h"
+#include "TunedSites.h"
 
 #include "kiln/Backends/Passes.h"
 
@@ -162,12 +177,34 @@ struct KilnCudaOutlineLibraryAttentionPass
     SymbolTable symbols(module);
     OpBuilder builder(&getContext());
     for (auto &[op, mark, descriptor] : found) {
+      bool gradient = mark == kGradientAttr;
+      // A choice between cuDNN and kiln's tensor-core kernels is marked for
+      // both ({scale, causal} for kiln's), and a gradient's call passes
+      // rowsum(do * o) for kiln's kernels after do.
+      DictionaryAttr kernels;
+      SmallVector<Value> operands(op->getOperands());
+      if (tune && mlir::kiln::takenByTensorCoreAttention(op)) {
+        if (auto grad = dyn_cast<mlir::kiln::AttentionGradOp>(op)) {
+          kernels = mlir::kiln::cudaAttentionInfo(builder, grad.getScale(),
+                                                  grad.getCausal());
+          operands.insert(operands.begin() + 6,
+                          mlir::kiln::attentionGradRowsum(builder, grad));
+        } else {
+          auto forward = cast<mlir::kiln::AttentionOp>(op);
+          kernels = mlir::kiln::cudaAttentionInfo(builder, forward.getScale(),
+                                                  forward.getCausal());
+        }
+      }
       func::FuncOp function = mlir::kiln::outlineWithPlaceholderBody(
-          op,
-          mark == kForwardAttr ? "kiln_cuda_cudnn_attention"
-                               : "kiln_cuda_cudnn_attention_grad",
+          op, operands,
+          gradient ? "kiln_cuda_cudnn_attention_grad"
+                   : "kiln_cuda_cudnn_attention",
           symbols);
       function->setAttr(mark, builder.getDenseI64ArrayAttr(descriptor));
+      if (kernels)
+        function->setAttr(gradient ? mlir::kiln::kCudaAttentionGradAttr
+                                   : mlir::kiln::kCudaAttentionAttr,
+                          kernels);
     }
   }
 };
@@ -216,21 +253,31 @@ struct KilnCudaLibraryAttentionPass
     SymbolTable symbols(module);
     SetVector<Operation *> callees;
     llvm::DenseMap<Operation *, memref::GlobalOp> descriptors;
+    llvm::DenseMap<Operation *, func::FuncOp> kernelFunctions;
     for (bool gradient : {false, true}) {
       for (auto [call, callee] : gradient ? gradients : forwards) {
-        if (failed(replace(call, callee, gradient,
+        callees.insert(callee);
+        func::CallOp library = call;
+        if (callee->hasAttr(gradient ? mlir::kiln::kCudaAttentionGradAttr
+                                     : mlir::kiln::kCudaAttentionAttr)) {
+          FailureOr<func::CallOp> choice = buildChoice(
+              module, call, callee, gradient, symbols, kernelFunctions[callee]);
+          if (failed(choice))
+            return signalPassFailure();
+          library = *choice;
+        }
+        if (failed(replace(library, callee, gradient,
                            gradient ? *gradientRoutine : *forwardRoutine,
                            symbols, descriptors[callee])))
           return signalPassFailure();
-        callees.insert(callee);
       }
     }
     mlir::kiln::eraseUncalled(module, callees);
   }
 
-  LogicalResult replace(func::CallOp call, func::FuncOp callee, bool gradient,
-                        func::FuncOp routine, SymbolTable &symbols,
-                        memref::GlobalOp &global) {
+  /// The descriptor `callee` is marked with, or an error.
+  static FailureOr<DenseI64ArrayAttr> descriptorOf(func::FuncOp callee,
+                                                   bool gradient) {
     StringRef mark = gradient ? kGradientAttr : kForwardAttr;
     auto descriptor = callee->getAttrOfType<DenseI64ArrayAttr>(mark);
     if (!descriptor || static_cast<int64_t>(descriptor.size()) !=
@@ -240,21 +287,107 @@ struct KilnCudaLibraryAttentionPass
              << static_cast<int64_t>(KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE)
              << " values: dtype, flags, B, H, Nq, Nk, D, Dv, the mask's "
                 "four dims and the scale's bits";
+    return descriptor;
+  }
+
+  /// Whether `call` passes `inputs` static input buffers and `results`
+  /// result buffers, or an error.
+  static LogicalResult checkCall(func::CallOp call, func::FuncOp callee,
+                                 unsigned inputs, unsigned results) {
+    if (call.getNumOperands() == inputs + results &&
+        call.getNumResults() == 0 &&
+        llvm::all_of(call.getOperandTypes(), [](Type type) {
+          auto memref = dyn_cast<MemRefType>(type);
+          return memref && memref.hasStaticShape();
+        }))
+      return success();
+    return call.emitError()
+           << "expected a call of '" << callee.getSymName() << "' on " << inputs
+           << " static input buffers and " << results << " result buffers";
+  }
+
+  /// Makes `call` of a choice between kiln's kernels and cuDNN (`callee`
+  /// marked for both) a tuned call site: variant 0 calls `kernelFunction`
+  /// (made at the first call of `callee`), marked for
+  /// kiln-cuda-flash-attention alone, and variant 1 is returned for
+  /// replace(), the gradient's rowsum dropped from it. The results are
+  /// forwarded first, so that both variants write the same buffers.
+  FailureOr<func::CallOp> buildChoice(ModuleOp module, func::CallOp call,
+                                      func::FuncOp callee, bool gradient,
+                                      SymbolTable &symbols,
+                                      func::FuncOp &kernelFunction) {
+    FailureOr<DenseI64ArrayAttr> descriptor = descriptorOf(callee, gradient);
+    if (failed(descriptor))
+      return failure();
+    bool masked = (*descriptor)[1] & KILN_CUDA_ATTENTION_MASK;
+    // q, k, v[, mask], o, lse; or q, k, v, o, lse, do, rowsum[, mask], dq,
+    // dk, dv.
+    unsigned inputs = (gradient ? 7 : 3) + (masked ? 1 : 0);
+    unsigned results = gradient ? 3 : 2;
+    if (failed(checkCall(call, callee, inputs, results)))
+      return failure();
+    SmallVector<unsigned> resultIndices;
+    for (unsigned i = 0; i < results; ++i)
+      resultIndices.push_back(inputs + i);
+    SmallVector<Operation *> dead;
+    SmallVector<Value> written =
+        mlir::kiln::forwardedResults(call, resultIndices, dead);
+    for (auto [index, buffer] : llvm::zip(resultIndices, written))
+      call->setOperand(index, buffer);
+    for (Operation *op : dead)
+      op->erase();
+
+    FailureOr<SmallVector<Operation *>> variants =
+        mlir::kiln::buildTunedSite(module, call, {"kiln", "cudnn"});
+    if (failed(variants))
+      return failure();
+    auto kernels = cast<func::CallOp>((*variants)[0]);
+    auto library = cast<func::CallOp>((*variants)[1]);
+    // kiln's kernels take the gradient's do, lse and rowsum where cuDNN
+    // takes o, lse and do.
+    SmallVector<Value> operands(kernels.getOperands());
+    if (gradient) {
+      std::swap(operands[3], operands[5]);
+      operands.erase(operands.begin() + 5);
+    }
+    if (!kernelFunction) {
+      auto builder = OpBuilder::atBlockEnd(module.getBody());
+      kernelFunction = builder.create<func::FuncOp>(
+          callee.getLoc(),
+          gradient ? "kiln_cuda_flash_attention_grad"
+                   : "kiln_cuda_flash_attention",
+          builder.getFunctionType(ValueRange(operands).getTypes(), {}));
+      kernelFunction.setPrivate();
+      for (unsigned i = 0; i + results < operands.size(); ++i)
+        kernelFunction.setArgAttr(i, "bufferization.access",
+                                  builder.getStringAttr("read"));
+      StringRef mark = gradient ? mlir::kiln::kCudaAttentionGradAttr
+                                : mlir::kiln::kCudaAttentionAttr;
+      kernelFunction->setAttr(mark, callee->getAttr(mark));
+      symbols.insert(kernelFunction);
+    }
+    OpBuilder builder(kernels);
+    builder.create<func::CallOp>(kernels.getLoc(), kernelFunction, operands);
+    kernels->erase();
+    if (gradient)
+      library->eraseOperand(6);
+    return library;
+  }
+
+  LogicalResult replace(func::CallOp call, func::FuncOp callee, bool gradient,
+                        func::FuncOp routine, SymbolTable &symbols,
+                        memref::GlobalOp &global) {
+    FailureOr<DenseI64ArrayAttr> marked = descriptorOf(callee, gradient);
+    if (failed(marked))
+      return failure();
+    DenseI64ArrayAttr descriptor = *marked;
     bool masked = descriptor[1] & KILN_CUDA_ATTENTION_MASK;
     // Inputs, then the result buffers: q, k, v[, mask], o, lse; or q, k,
     // v, o, lse, do[, mask], dq, dk, dv.
     unsigned inputs = (gradient ? 6 : 3) + (masked ? 1 : 0);
     unsigned results = gradient ? 3 : 2;
-    if (call.getNumOperands() != inputs + results ||
-        call.getNumResults() != 0 ||
-        !llvm::all_of(call.getOperandTypes(), [](Type type) {
-          auto memref = dyn_cast<MemRefType>(type);
-          return memref && memref.hasStaticShape();
-        }))
-      return call.emitError()
-             << "expected a call of '" << callee.getSymName() << "' on "
-             << inputs << " static input buffers and " << results
-             << " result buffers";
+    if (failed(checkCall(call, callee, inputs, results)))
+      return failure();
 
     OpBuilder builder(call);
     Location loc = call.getLoc();

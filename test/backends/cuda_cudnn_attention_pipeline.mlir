@@ -1,13 +1,20 @@
 // REQUIRES: cuda-backend
-// With --cuda-cudnn-attention the half-precision attention and its
-// gradient of a training step become the runtime's cuDNN calls, reading
-// the forward's o and lse where the gradient was given them, and no
-// attention kernel is built (the one kernel left copies o, which the
-// gradient reads too, into its out-param); sm_75 has no fused attention
-// in cuDNN, and under --cuda-deterministic the gradient stays with kiln's
-// kernels.
-// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --emit=llvm -o - | FileCheck %s
-// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --emit=ptx -o - | FileCheck %s --check-prefix=PTX
+// With --cuda-cudnn-attention and --no-cuda-attention-tuning the
+// half-precision attention and its gradient of a training step become the
+// runtime's cuDNN calls, reading the forward's o and lse where the
+// gradient was given them, and no attention kernel is built (the one
+// kernel left copies o, which the gradient reads too, into its
+// out-param); sm_75 has no fused attention in cuDNN, and under
+// --cuda-deterministic the gradient stays with kiln's kernels.
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --no-cuda-attention-tuning --emit=llvm -o - | FileCheck %s
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --no-cuda-attention-tuning --emit=ptx -o - | FileCheck %s --check-prefix=PTX
+// With tuning (the default), each is a tuned call site of kiln's
+// tensor-core kernels and cuDNN's call, whose faster the runtime keeps:
+// both are in the module, and ptxas assembles its kernels.
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --emit=llvm -o - | FileCheck %s --check-prefix=TUNED
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --emit=ptx -o %t.tuned.ptx
+// RUN: FileCheck %s --check-prefix=TUNED-PTX < %t.tuned.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.tuned.ptx -o %t.tuned.cubin %}
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --cuda-deterministic --emit=ptx -o - | FileCheck %s --check-prefix=DET-PTX
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_75 --cuda-cudnn-attention --emit=llvm -o - | FileCheck %s --check-prefix=TURING
 // RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --cuda-deterministic --emit=llvm -o - | FileCheck %s --check-prefix=DET
@@ -20,6 +27,17 @@
 // CHECK: call void @kiln_cuda_attention(ptr {{.*}}@kiln_cuda_attention_descriptor{{.*}}, ptr %[[Q:[0-9]+]], ptr %[[K:[0-9]+]], ptr %[[V:[0-9]+]], ptr null, ptr %[[O:[0-9]+]], ptr %[[L:[0-9]+]])
 // CHECK: call void @kiln_cuda_attention_grad(ptr {{.*}}@kiln_cuda_attention_descriptor{{.*}}, ptr %[[Q]], ptr %[[K]], ptr %[[V]], ptr %[[O]], ptr %[[L]], ptr %{{[0-9]+}}, ptr null, ptr %{{[0-9]+}}, ptr %{{[0-9]+}}, ptr %{{[0-9]+}}, ptr %{{[0-9]+}})
 // CHECK: ret void
+
+// TUNED-DAG: @kiln_tuned_site_names{{.*}} = private constant [11 x i8] c"kiln,cudnn\00"
+// TUNED-DAG: @kiln_gpu_fn_kiln_cuda_attention = {{.*}}global ptr null
+// TUNED-DAG: @kiln_gpu_fn_kiln_cuda_attention_grad = {{.*}}global ptr null
+// TUNED: define internal fastcc void @kiln_impl_step(
+// TUNED: call i64 @kiln_cuda_tune_rounds(i64 0, i64 2, ptr {{.*}}@kiln_tuned_site_names
+// TUNED: call void @kiln_cuda_attention(
+// TUNED: call i64 @kiln_cuda_tune_rounds(i64 1, i64 2, ptr {{.*}}@kiln_tuned_site_names
+// TUNED: call void @kiln_cuda_attention_grad(
+// TUNED: ret void
+// TUNED-PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
 // PTX-COUNT-1: .entry
 // PTX-NOT: .entry

@@ -12,8 +12,8 @@
 // RUN:   --kiln-cuda-outline-attention=tensor-cores=false | FileCheck %s --check-prefix=WIDENED
 
 // CHECK-LABEL: func.func @forward(
-// CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_attention[_0-9]*]](%arg0, %arg1, %arg2, %arg3) : (tensor<2x3x5x8xf32>, tensor<2x3x7x8xf32>, tensor<2x3x7x4xf32>, tensor<1x3x5x1xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
-// CHECK:         %[[G:.*]]:2 = call @[[F2:kiln_cuda_attention[_0-9]*]](%arg0, %arg1, %arg2)
+// CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_flash_attention[_0-9]*]](%arg0, %arg1, %arg2, %arg3) : (tensor<2x3x5x8xf32>, tensor<2x3x7x8xf32>, tensor<2x3x7x4xf32>, tensor<1x3x5x1xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
+// CHECK:         %[[G:.*]]:2 = call @[[F2:kiln_cuda_flash_attention[_0-9]*]](%arg0, %arg1, %arg2)
 // CHECK:         kiln.attention %arg4, %arg4, %arg4
 // CHECK:         return %[[R]]#0, %[[G]]#1
 // CHECK:       func.func private @[[F]](%{{.*}}: tensor<2x3x5x8xf32> {bufferization.access = "read"}, %{{.*}} {bufferization.access = "read"}, %{{.*}} {bufferization.access = "read"}, %{{.*}}: tensor<1x3x5x1xf32> {bufferization.access = "read"}) -> (tensor<2x3x5x4xf32>, tensor<2x3x5xf32>)
@@ -37,7 +37,7 @@ func.func @forward(%q: tensor<2x3x5x8xf32>, %k: tensor<2x3x7x8xf32>, %v: tensor<
 // CHECK-LABEL: func.func @backward(
 // CHECK:         %[[PROD:.*]] = kiln.mul %arg5, %arg3 : tensor<4x2xf32>
 // CHECK:         %[[SUM:.*]] = kiln.reduce_sum %[[PROD]], dims = [1] : tensor<4x2xf32>
-// CHECK:         %[[G:.*]]:3 = call @[[F:kiln_cuda_attention_grad[_0-9]*]](%arg0, %arg1, %arg2, %arg5, %arg4, %[[SUM]]) : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x2xf32>, tensor<4x2xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x2xf32>)
+// CHECK:         %[[G:.*]]:3 = call @[[F:kiln_cuda_flash_attention_grad[_0-9]*]](%arg0, %arg1, %arg2, %arg5, %arg4, %[[SUM]]) : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x2xf32>, tensor<4x2xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x2xf32>)
 // CHECK:         %[[M:.*]] = kiln.mul %arg5, %arg3
 // CHECK:         %[[MS:.*]] = kiln.reduce_sum %[[M]]
 // CHECK:         call @{{.*}}(%arg0, %arg1, %arg2, %arg5, %arg4, %[[MS]], %arg6)
@@ -60,8 +60,8 @@ func.func @backward(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x2xf32
 // (kiln-cuda-flash-attention): left to the composition. 64 by 64 is taken.
 // CHECK-LABEL: func.func @too_wide(
 // CHECK:         kiln.attention %arg0, %arg1, %arg2
-// CHECK:         call @kiln_cuda_attention
-// CHECK:       func.func private @kiln_cuda_attention({{.*}}tensor<4x64xf32>
+// CHECK:         call @kiln_cuda_flash_attention
+// CHECK:       func.func private @kiln_cuda_flash_attention({{.*}}tensor<4x64xf32>
 func.func @too_wide(%q: tensor<4x3000xf32>, %k: tensor<6x3000xf32>, %v: tensor<6x100xf32>, %q2: tensor<4x64xf32>, %v2: tensor<6x64xf32>) -> (tensor<4x100xf32>, tensor<4x64xf32>) {
   %o, %l = kiln.attention %q, %k, %v {scale = 1.0 : f64} : tensor<4x3000xf32>, tensor<6x3000xf32>, tensor<6x100xf32>
   %o2, %l2 = kiln.attention %q2, %v2, %v2 {scale = 1.0 : f64} : tensor<4x64xf32>, tensor<6x64xf32>, tensor<6x64xf32>
@@ -75,9 +75,9 @@ func.func @too_wide(%q: tensor<4x3000xf32>, %k: tensor<6x3000xf32>, %v: tensor<6
 // the lse f32 as it is, the results rounded back to bf16.
 // CHECK-LABEL: func.func @half_precision(
 // CHECK:         %[[Q:.*]] = kiln.cast %arg0 : tensor<2x5x8xbf16> to tensor<2x5x8xf32>
-// CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_attention[_0-9]*]](%[[Q]], %[[Q]], %[[Q]]) : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>) -> (tensor<2x5x8xf32>, tensor<2x5xf32>)
+// CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_flash_attention[_0-9]*]](%[[Q]], %[[Q]], %[[Q]]) : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>) -> (tensor<2x5x8xf32>, tensor<2x5xf32>)
 // CHECK:         %[[O:.*]] = kiln.cast %[[R]]#0 : tensor<2x5x8xf32> to tensor<2x5x8xbf16>
-// CHECK:         %[[G:.*]]:3 = call @{{kiln_cuda_attention_grad[_0-9]*}}(
+// CHECK:         %[[G:.*]]:3 = call @{{kiln_cuda_flash_attention_grad[_0-9]*}}(
 // CHECK-SAME:        %[[R]]#1
 // CHECK:         kiln.cast %[[G]]#0 : tensor<2x5x8xf32> to tensor<2x5x8xbf16>
 // CHECK-NOT:     kiln.attention
@@ -97,16 +97,16 @@ func.func @half_precision(%q: tensor<2x5x8xbf16>, %do: tensor<2x5x8xbf16>) -> (t
 // tensor cores (before sm_80) every half-precision op is widened.
 // WIDENED-LABEL: func.func @tensor_cores(
 // WIDENED:         kiln.cast %arg0 : tensor<2x70x64xbf16> to tensor<2x70x64xf32>
-// WIDENED:         call @{{kiln_cuda_attention[_0-9]*}}({{.*}}) : (tensor<2x70x64xf32>,
+// WIDENED:         call @{{kiln_cuda_flash_attention[_0-9]*}}({{.*}}) : (tensor<2x70x64xf32>,
 // WIDENED:         kiln.cast %arg4 : tensor<3x16xf16> to tensor<3x16xf32>
-// WIDENED-NOT:     call @{{kiln_cuda_attention[_0-9]*}}({{.*}}) : (tensor<{{[0-9x]*}}{{b?}}f16>
+// WIDENED-NOT:     call @{{kiln_cuda_flash_attention[_0-9]*}}({{.*}}) : (tensor<{{[0-9x]*}}{{b?}}f16>
 // CHECK-LABEL: func.func @tensor_cores(
-// CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_attention[_0-9]*]](%arg0, %arg1, %arg2, %arg3) : (tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x24xbf16>, tensor<1x70x45xbf16>) -> (tensor<2x70x24xbf16>, tensor<2x70xf32>)
-// CHECK:         %[[H:.*]]:2 = call @[[F2:kiln_cuda_attention[_0-9]*]](%arg4, %arg4, %arg4) : (tensor<3x16xf16>, tensor<3x16xf16>, tensor<3x16xf16>) -> (tensor<3x16xf16>, tensor<3xf32>)
+// CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_flash_attention[_0-9]*]](%arg0, %arg1, %arg2, %arg3) : (tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x24xbf16>, tensor<1x70x45xbf16>) -> (tensor<2x70x24xbf16>, tensor<2x70xf32>)
+// CHECK:         %[[H:.*]]:2 = call @[[F2:kiln_cuda_flash_attention[_0-9]*]](%arg4, %arg4, %arg4) : (tensor<3x16xf16>, tensor<3x16xf16>, tensor<3x16xf16>) -> (tensor<3x16xf16>, tensor<3xf32>)
 // CHECK:         kiln.cast %arg5 : tensor<3x144xbf16> to tensor<3x144xf32>
-// CHECK:         call @{{kiln_cuda_attention[_0-9]*}}({{.*}}) : (tensor<3x144xf32>,
+// CHECK:         call @{{kiln_cuda_flash_attention[_0-9]*}}({{.*}}) : (tensor<3x144xf32>,
 // CHECK:         kiln.cast %arg0 : tensor<2x70x64xbf16> to tensor<2x70x64xf32>
-// CHECK:         call @{{kiln_cuda_attention_grad[_0-9]*}}({{.*}}) : (tensor<2x70x64xf32>,
+// CHECK:         call @{{kiln_cuda_flash_attention_grad[_0-9]*}}({{.*}}) : (tensor<2x70x64xf32>,
 // CHECK:       func.func private @[[F]]({{.*}}tensor<1x70x45xbf16> {bufferization.access = "read"}) -> (tensor<2x70x24xbf16>, tensor<2x70xf32>)
 // CHECK-SAME:    attributes {kiln.cuda_attention = {causal = true, scale = 1.250000e-01 : f64}}
 // CHECK:       func.func private @[[F2]]({{.*}}) -> (tensor<3x16xf16>, tensor<3xf32>)
@@ -126,13 +126,13 @@ func.func @tensor_cores(%q: tensor<2x70x64xbf16>, %k: tensor<2x45x64xbf16>, %v: 
 // returns the bf16 gradients. Without tensor cores it is widened.
 // WIDENED-LABEL: func.func @tensor_cores_grad(
 // WIDENED:         kiln.cast %arg0 : tensor<2x70x64xbf16> to tensor<2x70x64xf32>
-// WIDENED:         call @{{kiln_cuda_attention_grad[_0-9]*}}({{.*}}) : (tensor<2x70x64xf32>
+// WIDENED:         call @{{kiln_cuda_flash_attention_grad[_0-9]*}}({{.*}}) : (tensor<2x70x64xf32>
 // CHECK-LABEL: func.func @tensor_cores_grad(
 // CHECK:         %[[DO:.*]] = kiln.cast %arg4 : tensor<2x70x32xbf16> to tensor<2x70x32xf32>
 // CHECK:         %[[O:.*]] = kiln.cast %arg3 : tensor<2x70x32xbf16> to tensor<2x70x32xf32>
 // CHECK:         %[[PROD:.*]] = kiln.mul %[[DO]], %[[O]] : tensor<2x70x32xf32>
 // CHECK:         %[[SUM:.*]] = kiln.reduce_sum %[[PROD]], dims = [2] : tensor<2x70x32xf32>
-// CHECK:         %[[G:.*]]:3 = call @[[F:kiln_cuda_attention_grad[_0-9]*]](%arg0, %arg1, %arg2, %arg4, %arg5, %[[SUM]], %arg6) : (tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>, tensor<2x70x32xbf16>, tensor<2x70xf32>, tensor<2x70xf32>, tensor<1x70x45xbf16>) -> (tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>)
+// CHECK:         %[[G:.*]]:3 = call @[[F:kiln_cuda_flash_attention_grad[_0-9]*]](%arg0, %arg1, %arg2, %arg4, %arg5, %[[SUM]], %arg6) : (tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>, tensor<2x70x32xbf16>, tensor<2x70xf32>, tensor<2x70xf32>, tensor<1x70x45xbf16>) -> (tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>)
 // CHECK-NOT:     kiln.cast %arg0
 // CHECK:         return %[[G]]#0, %[[G]]#1, %[[G]]#2
 // CHECK:       func.func private @[[F]](

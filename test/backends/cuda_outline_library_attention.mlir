@@ -1,6 +1,8 @@
 // REQUIRES: cuda-backend
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-outline-library-attention | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-cuda-outline-library-attention=deterministic | FileCheck %s --check-prefix=DET
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-outline-library-attention=tune | FileCheck %s --check-prefix=TUNE
+// RUN: kiln-opt %s --split-input-file --kiln-cuda-outline-library-attention="tune deterministic" | FileCheck %s --check-prefix=TUNE-DET
 
 // A bf16 attention over [batch, heads] with a padding mask moves into a
 // function marked with its descriptor: dtype 6 (bf16), flags 3 (causal,
@@ -13,6 +15,11 @@
 // CHECK: func.func private @kiln_cuda_cudnn_attention(%{{.*}}: tensor<2x8x128x64xbf16> {bufferization.access = "read"}, {{.*}} attributes {kiln.cudnn_attention = array<i64: 6, 3, 2, 8, 128, 96, 64, 32, 2, 1, 1, 96, 4593671619917905920>}
 // CHECK: tensor.empty() : tensor<2x8x128x32xbf16>
 // CHECK: tensor.empty() : tensor<2x8x128xf32>
+// kiln's tensor-core kernel takes it too (D 64, Dv 32): with tune, the
+// function is marked for both, and its call is the same.
+// TUNE-LABEL: func.func @forward
+// TUNE: call @kiln_cuda_cudnn_attention(%arg0, %arg1, %arg2, %arg3) :
+// TUNE: func.func private @kiln_cuda_cudnn_attention({{.*}} attributes {kiln.cuda_attention = {causal = true, scale = 1.250000e-01 : f64}, kiln.cudnn_attention = array<i64: 6, 3, 2, 8, 128, 96, 64, 32, 2, 1, 1, 96, 4593671619917905920>}
 func.func @forward(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x8x96x64xbf16>, %v: tensor<2x8x96x32xbf16>, %m: tensor<2x1x1x96xbf16>) -> tensor<2x8x128x32xbf16> {
   %o, %lse = kiln.attention %q, %k, %v mask %m {causal, scale = 0.125 : f64} : tensor<2x8x128x64xbf16>, tensor<2x8x96x64xbf16>, tensor<2x8x96x32xbf16>, tensor<2x1x1x96xbf16>
   return %o : tensor<2x8x128x32xbf16>
@@ -35,6 +42,23 @@ func.func @forward(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x8x96x64xbf16>, %v: 
 // DET: call @kiln_cuda_cudnn_attention(
 // DET: call @kiln_cuda_cudnn_attention_0(
 // DET: kiln.attention_grad
+// With tune, the gradient's call passes rowsum(do * o) in f32 after do,
+// for kiln's kernels; every function is marked for both.
+// TUNE-LABEL: func.func @folded
+// TUNE: call @kiln_cuda_cudnn_attention(%arg0, %arg1, %arg2, %arg3)
+// TUNE: %[[O:.*]]:2 = call @kiln_cuda_cudnn_attention_0(%arg4, %arg4, %arg4)
+// TUNE: %[[DO:.*]] = kiln.cast %arg4 : tensor<16x64xf16> to tensor<16x64xf32>
+// TUNE: %[[OW:.*]] = kiln.cast %[[O]]#0 : tensor<16x64xf16> to tensor<16x64xf32>
+// TUNE: %[[P:.*]] = kiln.mul %[[DO]], %[[OW]] : tensor<16x64xf32>
+// TUNE: %[[S:.*]] = kiln.reduce_sum %[[P]], dims = [1] : tensor<16x64xf32>
+// TUNE: call @kiln_cuda_cudnn_attention_grad(%arg4, %arg4, %arg4, %[[O]]#0, %[[O]]#1, %arg4, %[[S]]) : (tensor<16x64xf16>, tensor<16x64xf16>, tensor<16x64xf16>, tensor<16x64xf16>, tensor<16xf32>, tensor<16x64xf16>, tensor<16xf32>) -> (tensor<16x64xf16>, tensor<16x64xf16>, tensor<16x64xf16>)
+// TUNE: kiln.cuda_attention = {causal = false, scale = 1.250000e-01 : f64}, kiln.cudnn_attention = array<i64: 5, 2,
+// TUNE: kiln.cuda_attention = {causal = false, scale = 1.250000e-01 : f64}, kiln.cudnn_attention = array<i64: 5, 0,
+// TUNE: kiln.cuda_attention_grad = {causal = false, scale = 1.250000e-01 : f64}, kiln.cudnn_attention_grad = array<i64: 5, 0,
+// Under deterministic the gradient stays a kiln op, tune or not.
+// TUNE-DET-LABEL: func.func @folded
+// TUNE-DET: kiln.attention_grad
+// TUNE-DET-NOT: kiln.reduce_sum
 func.func @folded(%q: tensor<2x3x4x16x64xf16>, %k: tensor<2x3x4x16x64xf16>, %v: tensor<2x3x4x16x64xf16>, %m: tensor<1x1x4x16x16xf16>, %x: tensor<16x64xf16>) -> (tensor<2x3x4x16x64xf16>, tensor<16x64xf16>) {
   %o, %lse = kiln.attention %q, %k, %v mask %m {scale = 0.125 : f64} : tensor<2x3x4x16x64xf16>, tensor<2x3x4x16x64xf16>, tensor<2x3x4x16x64xf16>, tensor<1x1x4x16x16xf16>
   %o2, %lse2 = kiln.attention %x, %x, %x {scale = 0.125 : f64} : tensor<16x64xf16>, tensor<16x64xf16>, tensor<16x64xf16>
@@ -57,4 +81,21 @@ func.func @left(%f: tensor<4x16x64xf32>, %odd: tensor<4x16x20xbf16>, %wide: tens
   %c, %lc = kiln.attention %wide, %wide, %wide {scale = 0.125 : f64} : tensor<4x16x256xbf16>, tensor<4x16x256xbf16>, tensor<4x16x256xbf16>
   %d, %ld = kiln.attention %q, %q, %q mask %m {scale = 0.125 : f64} : tensor<2x3x4x16x64xf16>, tensor<2x3x4x16x64xf16>, tensor<2x3x4x16x64xf16>, tensor<2x1x4x16x16xf16>
   return %a, %b, %c, %d : tensor<4x16x64xf32>, tensor<4x16x20xbf16>, tensor<4x16x256xbf16>, tensor<2x3x4x16x64xf16>
+}
+
+// -----
+
+// Where kiln's tensor-core kernels do not take an attention cuDNN takes
+// (D 24, not a multiple of 16), tune leaves it cuDNN's alone, its
+// gradient without the rowsum.
+// CHECK-LABEL: func.func @cudnn_only
+// TUNE-LABEL: func.func @cudnn_only
+// TUNE: %[[O:.*]]:2 = call @kiln_cuda_cudnn_attention(%arg0, %arg0, %arg0)
+// TUNE-NOT: kiln.reduce_sum
+// TUNE: call @kiln_cuda_cudnn_attention_grad(%arg0, %arg0, %arg0, %[[O]]#0, %[[O]]#1, %arg0) :
+// TUNE-NOT: kiln.cuda_attention
+func.func @cudnn_only(%x: tensor<4x32x24xbf16>) -> tensor<4x32x24xbf16> {
+  %o, %lse = kiln.attention %x, %x, %x {scale = 0.125 : f64} : tensor<4x32x24xbf16>, tensor<4x32x24xbf16>, tensor<4x32x24xbf16>
+  %dq, %dk, %dv = kiln.attention_grad %x, %x, %x, %o, %lse, %x {scale = 0.125 : f64} : tensor<4x32x24xbf16>, tensor<4x32x24xbf16>, tensor<4x32x24xbf16>, tensor<4x32x24xbf16>, tensor<4x32xf32>
+  return %dq : tensor<4x32x24xbf16>
 }

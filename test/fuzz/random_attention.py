@@ -40,10 +40,13 @@ are many, not this one.
 Targets: cpu, cuda-on-cpu (the CUDA backend's kernels run on the host:
 the gradient's one kernel that adds dq with atomics), and
 cuda-on-cpu-deterministic (--cuda-deterministic: the gradient's two
-kernels), cuda (on a GPU), and cuda-cudnn (on a GPU, with
---cuda-cudnn-attention: half-precision attention that cuDNN takes runs on
-its fused attention, checked against numpy only, not against the
-tensor-core kernels' own algorithm), cuda-3xtf32 (on a GPU) and
+kernels), cuda (on a GPU), cuda-cudnn (on a GPU, with
+--cuda-cudnn-attention: half-precision attention that both cuDNN and the
+tensor-core kernels take is a tuned call site of the two, the result the
+variant the runtime keeps; checked against numpy only, not against the
+tensor-core kernels' own algorithm), cuda-cudnn-only (the same with
+--no-cuda-attention-tuning: cuDNN's fused attention alone), cuda-3xtf32
+(on a GPU) and
 cuda-on-cpu-3xtf32 (--cuda-attention-3xtf32: the f32 forward and
 gradient on tensor cores in 3xTF32 products, held to f32's tolerance),
 cuda-on-cpu-3xtf32-sm90 (the same kernels as compiled for sm_90, whose
@@ -95,6 +98,8 @@ TARGET_FLAGS = {
     "cpu": ["--target=cpu"],
     "cuda": ["--target=cuda"],
     "cuda-cudnn": ["--target=cuda", "--cuda-cudnn-attention"],
+    "cuda-cudnn-only": ["--target=cuda", "--cuda-cudnn-attention",
+                        "--no-cuda-attention-tuning"],
     "cuda-on-cpu": ["--target=cuda-on-cpu", "-O1"],
     "cuda-on-cpu-deterministic": ["--target=cuda-on-cpu", "-O1",
                                   "--cuda-deterministic"],
@@ -329,7 +334,8 @@ def run(tools, target, source, inputs, work, args, seed):
     return [np.load(os.path.join(out, f"out{i}.npy")) for i in range(5)], None
 
 
-GPU_TARGETS = ("cuda", "cuda-cudnn", "cuda-3xtf32", "cuda-f32-kernels")
+GPU_TARGETS = ("cuda", "cuda-cudnn", "cuda-cudnn-only", "cuda-3xtf32",
+               "cuda-f32-kernels")
 
 
 PROBE = ("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"

@@ -176,7 +176,10 @@ cl::opt<bool> cudaCudnnAttention(
     cl::desc("Hand f16 and bf16 attention and its gradient to cuDNN's fused "
              "attention through the runtime where cuDNN takes them (head "
              "dims multiples of 8 up to 128, sm_80 and later), instead of "
-             "kiln's tensor-core kernels (--target=cuda)"),
+             "kiln's tensor-core kernels; where those take them too (head "
+             "dims multiples of 16), build both as a tuned call site whose "
+             "faster the runtime keeps, unless --no-cuda-attention-tuning "
+             "(--target=cuda)"),
     cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> noCudaGraphs(
     "no-cuda-graphs",
@@ -201,13 +204,14 @@ cl::opt<bool> cudaAttention3xTF32(
     cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> noCudaAttentionTuning(
     "no-cuda-attention-tuning",
-    cl::desc("Build f32 attention one way only (the f32 kernels, or with "
-             "--cuda-attention-3xtf32 the 3xTF32 ones) where it would "
-             "otherwise be a tuned call site carrying several (the f32 and "
-             "3xTF32 kernels, and a one-kernel gradient's two kernels), "
-             "whose fastest the runtime keeps on the device it runs on, "
-             "timed at the site's first call (--target=cuda or "
-             "--target=cuda-on-cpu)"),
+    cl::desc("Build attention one way only (in f32 the f32 kernels, or with "
+             "--cuda-attention-3xtf32 the 3xTF32 ones; with "
+             "--cuda-cudnn-attention cuDNN's) where it would otherwise be a "
+             "tuned call site carrying several (the f32 and 3xTF32 kernels, "
+             "and a one-kernel gradient's two kernels; kiln's tensor-core "
+             "kernels and cuDNN's), whose fastest the runtime keeps on the "
+             "device it runs on, timed at the site's first call "
+             "(--target=cuda or --target=cuda-on-cpu)"),
     cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> cudaDeterministic(
     "cuda-deterministic",

@@ -115,10 +115,11 @@ struct JitOptions {
   /// its gradient on tensor cores in 3xTF32 products; cudaCudnnAttention
   /// (--cuda-cudnn-attention) hands f16 and bf16 attention to cuDNN. The
   /// last two take sm_80 and later, and are ignored below it.
-  /// cudaAttentionTuning false (--no-cuda-attention-tuning) builds f32
+  /// cudaAttentionTuning false (--no-cuda-attention-tuning) builds
   /// attention one way where it would otherwise be a tuned call site
-  /// carrying the f32 and the 3xTF32 kernels, whose faster the runtime
-  /// keeps.
+  /// carrying several kernels (in f32 the f32 and the 3xTF32 ones; with
+  /// cudaCudnnAttention, kiln's tensor-core kernels and cuDNN's), whose
+  /// fastest the runtime keeps.
   bool cudaTF32 = false;
   bool cudaDeterministic = false;
   bool cudaAttention3xTF32 = false;

@@ -52,8 +52,9 @@ struct CudaOptions {
   bool libraryConv = true;
   /// f16 and bf16 attention and its gradient as cuDNN calls through the
   /// runtime (kiln-cuda-outline-library-attention,
-  /// kiln-cuda-library-attention) where cuDNN takes them; otherwise kiln's
-  /// own kernels.
+  /// kiln-cuda-library-attention) where cuDNN takes them, or, with
+  /// attentionTuning where kiln's tensor-core kernels take them too, as
+  /// tuned call sites of the two; otherwise kiln's own kernels.
   bool cudnnAttention = false;
   /// Let f32 products and convolutions round their inputs to TF32 on
   /// tensor cores.
@@ -68,7 +69,9 @@ struct CudaOptions {
   /// deterministic, build it both ways as a tuned call site whose fastest
   /// variant the runtime keeps, timed at its first call
   /// (kiln-cuda-flash-attention{tune-f32}; on the CPU every variant runs,
-  /// the f32 kernels last).
+  /// the f32 kernels last); and with cudnnAttention, an f16 or bf16 one
+  /// both cuDNN and kiln's tensor-core kernels take as a tuned call site
+  /// of the two (kiln-cuda-outline-library-attention{tune}).
   bool attentionTuning = true;
   /// Hand device-only while loops (kiln-cuda-graph-loops) and calls
   /// (kiln-cuda-graph-calls) to the runtime as CUDA graphs; otherwise every

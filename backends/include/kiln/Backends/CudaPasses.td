@@ -55,19 +55,18 @@ def KilnCudaOutlineAttention
     Runs on kiln IR, before the lowering (and so before
     `kiln-decompose-attention`). Every `kiln.attention` whose operands and
     results are f32 is replaced by a call of a new private function
-    `@kiln_cuda_attention(q, k, v[, mask]) -> (result, lse)` marked
+    `@kiln_cuda_flash_attention(q, k, v[, mask]) -> (result, lse)` marked
     `kiln.cuda_attention = {scale = f64, causal = bool}`, whose arguments
     are read-only for bufferization and whose body only allocates the
     results: `kiln-cuda-flash-attention` replaces every call once buffers
     exist. An f32 `kiln.attention_grad` likewise becomes a call of
-    `@kiln_cuda_attention_grad(q, k, v, dO, lse, rowsum(dO * O)[, mask]) ->
-    (dq, dk, dv)` marked `kiln.cuda_attention_grad`, the row sums computed
-    before it as kiln ops. An f16 or bf16 `kiln.attention` of static
-    shapes with D a multiple of 16 up to 128 and Dv a multiple of 8 up to
-    128 is outlined as it is, for the tensor-core kernel, and so is such a
-    `kiln.attention_grad` with Dv also a multiple of 16 (its row sums
-    computed in f32); other f16 and
-    bf16 ops are first rewritten as the f32 op on operands widened by
+    `@kiln_cuda_flash_attention_grad(q, k, v, dO, lse, rowsum(dO * O)[,
+    mask]) -> (dq, dk, dv)` marked `kiln.cuda_attention_grad`, the row sums
+    computed before it as kiln ops. An f16 or bf16 `kiln.attention` of
+    static shapes with D a multiple of 16 up to 128 and Dv a multiple of 8
+    up to 128 is outlined as it is, for the tensor-core kernel, and so is
+    such a `kiln.attention_grad` with Dv also a multiple of 16 (its row
+    sums computed in f32); other f16 and bf16 ops are first rewritten as the f32 op on operands widened by
     `kiln.cast`, their results rounded back, which is how the ops define
     half precision. f64, dynamic shapes and
     head dims that would leave one of the kernels' threads more than 64 of
@@ -341,11 +340,23 @@ def KilnCudaOutlineLibraryAttention
     the others is left alone, as is every gradient under `deterministic`
     (cuDNN adds dq with atomics). The functions' arguments are read-only
     for bufferization and their bodies only allocate the results.
+
+    With `tune`, an op that kiln's tensor-core kernels take as well (f16
+    or bf16, head dims they fit: kiln-cuda-flash-attention) becomes a
+    choice between the two, which kiln-cuda-library-attention makes a
+    tuned call site: its function is marked `kiln.cuda_attention` (or
+    `kiln.cuda_attention_grad`) = {scale, causal} too, and a gradient's
+    call passes rowsum(do * o), computed before it as kiln ops in f32, for
+    kiln's kernels after do (q, k, v, o, lse, do, rowsum, the mask if any).
   }];
   let options = [
     Option<"deterministic", "deterministic", "bool", "false",
            "Leave gradients to kiln's kernels, which can sum in a fixed "
            "order">,
+    Option<"tune", "tune", "bool", "false",
+           "Where kiln's tensor-core kernels take an attention too, leave "
+           "the choice between them and cuDNN to the runtime, which times "
+           "both on the device">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::tensor::TensorDialect"];
@@ -372,12 +383,23 @@ def KilnCudaLibraryAttention
     operands that are not dense in row-major order go through dense copies,
     as for kiln-cuda-library-conv. The marked functions, then uncalled,
     are erased. A malformed descriptor or call is an error.
+
+    A call of a function marked `kiln.cuda_attention` (or
+    `kiln.cuda_attention_grad`) as well, a choice of
+    kiln-cuda-outline-library-attention's `tune`, becomes a tuned call
+    site (`kiln.cuda_tuned_site`, whose rounds the runtime times at the
+    first call) of two variants: `kiln`, a call of a new function marked
+    for kiln-cuda-flash-attention alone (the gradient's on q, k, v, do,
+    lse, rowsum, the mask, then dq, dk and dv), and `cudnn`, the runtime
+    call above (the gradient's without the rowsum). The result buffers are
+    forwarded before the site, so that both variants write the same ones.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
                            "mlir::linalg::LinalgDialect",
                            "mlir::LLVM::LLVMDialect",
-                           "mlir::memref::MemRefDialect"];
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def KilnCudaLibraryMatmul

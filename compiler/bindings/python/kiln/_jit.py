@@ -249,8 +249,10 @@ class jit:
     order on every run (the attention gradient as two kernels without
     atomics). By default an f32 attention that both the f32 and the 3xTF32
     kernels take is a tuned call site carrying both, of which the runtime
-    keeps the faster, timed at the first call; cuda_attention_tuning=False
-    builds the f32 kernels alone. The attention options take sm_80 and
+    keeps the faster, timed at the first call, and so is, with
+    cuda_cudnn_attention=True, a half-precision one that both kiln's
+    tensor-core kernels and cuDNN take; cuda_attention_tuning=False builds
+    the f32 kernels (or cuDNN's) alone. The attention options take sm_80 and
     later. Its calls take numpy
     arrays and numbers (copied to the device), kiln_runtime.DeviceArrays
     and other libraries' GPU arrays (anything with __dlpack__: PyTorch,
