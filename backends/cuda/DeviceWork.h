@@ -128,13 +128,14 @@ inline gpu::LaunchOp createOneThreadLaunch(OpBuilder &builder, Location loc) {
 }
 
 /// The choice kiln-cuda-graph-loops and kiln-cuda-graph-conds put where a
-/// loop or a cond was: `scf.if (query() != 0)` with `results`, the graph
-/// form to go into its then block and the host form into its else block,
+/// loop or a cond was: `scf.if (query(operands) != 0)` with `results`, the
+/// graph form to go into its then block and the host form into its else block,
 /// both left empty (without terminators) for the caller to fill.
 inline scf::IfOp createGraphFormChoice(OpBuilder &builder, Location loc,
-                                       func::FuncOp query, TypeRange results) {
+                                       func::FuncOp query, TypeRange results,
+                                       ValueRange operands = {}) {
   Value answer =
-      builder.create<func::CallOp>(loc, query, ValueRange()).getResult(0);
+      builder.create<func::CallOp>(loc, query, operands).getResult(0);
   Value zero = builder.create<arith::ConstantIntOp>(loc, 0, 32);
   Value inGraph = builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
                                                 answer, zero);
@@ -150,8 +151,9 @@ inline scf::IfOp createGraphFormChoice(OpBuilder &builder, Location loc,
 /// The queries of the choices kiln-cuda-graph-loops and
 /// kiln-cuda-graph-conds make between a loop's or a cond's graph form and
 /// its host form (createGraphFormChoice).
-inline const StringRef kGraphFormQueries[] = {KILN_CUDA_GRAPH_LOOPS_FUNCTION,
-                                              KILN_CUDA_GRAPH_CONDS_FUNCTION};
+inline const StringRef kGraphFormQueries[] = {
+    KILN_CUDA_GRAPH_LOOPS_FUNCTION, KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
+    KILN_CUDA_GRAPH_CONDS_FUNCTION};
 
 /// Whether `branch` is a choice createGraphFormChoice made with a query
 /// among `queries` (whose then region is the graph form).

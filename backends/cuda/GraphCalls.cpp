@@ -81,7 +81,7 @@ const StringRef kLibraryCalls[] = {
     KILN_CUDA_GRAPH_CONDS_FUNCTION,      KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
     KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,    KILN_CUDA_GRAPH_IF_END_FUNCTION,
     KILN_CUDA_TUNE_ROUNDS_FUNCTION,      KILN_CUDA_TUNE_BEGIN_FUNCTION,
-    KILN_CUDA_TUNE_END_FUNCTION};
+    KILN_CUDA_TUNE_END_FUNCTION,         KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION};
 
 /// Which functions only queue device work, and how many graph nodes a call
 /// of each makes.

@@ -35,13 +35,15 @@ using namespace mlir;
 
 namespace {
 /// How many graph forms `module` holds: each asks the runtime once whether
-/// it captures (kiln_cuda_graph_conds, kiln_cuda_graph_loops).
+/// it captures (kiln_cuda_graph_conds, kiln_cuda_graph_loops or
+/// kiln_cuda_graph_loops_tuned).
 unsigned countGraphForms(ModuleOp module) {
   unsigned forms = 0;
   module.walk([&](func::CallOp call) {
     StringRef callee = call.getCallee();
     forms += callee == KILN_CUDA_GRAPH_CONDS_FUNCTION ||
-             callee == KILN_CUDA_GRAPH_LOOPS_FUNCTION;
+             callee == KILN_CUDA_GRAPH_LOOPS_FUNCTION ||
+             callee == KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION;
   });
   return forms;
 }

@@ -105,20 +105,42 @@ using kiln::PredicateRead;
 const StringRef kCondGraphForm[] = {KILN_CUDA_GRAPH_CONDS_FUNCTION};
 
 /// The runtime's calls a loop's test and body may make: products, the
-/// calls of a cond's graph form, and those of the graph form of a loop
-/// inside such a cond. Not a convolution's or an attention's first call,
-/// which tunes or plans cuDNN's engines, nor a tuned call site's
-/// (TunedSites.h), which times its variants: a loop is captured at its
-/// first run.
+/// calls of a cond's graph form, those of the graph form of a loop inside
+/// such a cond, and a tuned call site's (TunedSites.h): a loop holding
+/// sites asks kiln_cuda_graph_loops_tuned, which runs it on the host until
+/// they are decided, and its capture then runs the chosen variants. Not a
+/// convolution's or an attention's first call, which tunes or plans
+/// cuDNN's engines: a loop is captured at its first run.
 const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
                                    KILN_CUDA_GRAPH_CONDS_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_END_FUNCTION,
                                    KILN_CUDA_GRAPH_LOOPS_FUNCTION,
+                                   KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
                                    KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
                                    KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_END_FUNCTION};
+                                   KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
+                                   KILN_CUDA_TUNE_ROUNDS_FUNCTION,
+                                   KILN_CUDA_TUNE_BEGIN_FUNCTION,
+                                   KILN_CUDA_TUNE_END_FUNCTION};
+
+/// Whether `op` is a tuned call site's choice of variant, which the
+/// capture of an iteration decides as the runtime answers: the chosen
+/// variant's work becomes nodes of the iteration.
+bool isTunedChoice(Operation *op) {
+  return isa<scf::IfOp>(op) && op->hasAttr(kiln::kTunedVariantAttr);
+}
+
+/// The numbers of the tuned call sites inside `loop`, in order.
+SmallVector<int64_t> tunedSitesIn(scf::WhileOp loop) {
+  SmallVector<int64_t> sites;
+  loop->walk([&](scf::ForOp counted) {
+    if (auto site = counted->getAttrOfType<IntegerAttr>(kiln::kTunedSiteAttr))
+      sites.push_back(site.getInt());
+  });
+  return sites;
+}
 
 /// A loop to give a graph form, with its predicate read.
 struct GraphLoop {
@@ -194,7 +216,8 @@ public:
           choice && kiln::isGraphFormChoice(choice, kCondGraphForm))
         return condFormQueuesDeviceWork(choice) ? WalkResult::skip()
                                                 : WalkResult::interrupt();
-      if (op == read.copy || op == read.wait || op == read.load)
+      if (op == read.copy || op == read.wait || op == read.load ||
+          isTunedChoice(op))
         return WalkResult::advance();
       return allowed(op) ? WalkResult::advance() : WalkResult::interrupt();
     });
@@ -277,8 +300,9 @@ private:
           if (auto counted = dyn_cast<scf::ForOp>(inner))
             return kiln::tripCount(counted) ? WalkResult::advance()
                                             : WalkResult::interrupt();
-          return allowed(inner) ? WalkResult::advance()
-                                : WalkResult::interrupt();
+          return isTunedChoice(inner) || allowed(inner)
+                     ? WalkResult::advance()
+                     : WalkResult::interrupt();
         });
     return !then.wasInterrupted();
   }
@@ -374,18 +398,19 @@ bool isRoot(scf::WhileOp loop) {
 /// Builds the graph form of one loop.
 class GraphLoopBuilder {
 public:
+  /// `loopsAvailable` is asked with `query`'s operands.
   GraphLoopBuilder(scf::WhileOp loop, const PredicateRead &read,
-                   func::FuncOp loopsAvailable, func::FuncOp begin,
-                   func::FuncOp test, func::FuncOp end)
-      : loop(loop), read(read), loopsAvailable(loopsAvailable), begin(begin),
-        test(test), end(end) {}
+                   func::FuncOp loopsAvailable, ValueRange query,
+                   func::FuncOp begin, func::FuncOp test, func::FuncOp end)
+      : loop(loop), read(read), loopsAvailable(loopsAvailable),
+        query(query.begin(), query.end()), begin(begin), test(test), end(end) {}
 
   void build() {
     Location loc = loop.getLoc();
     OpBuilder builder(loop);
     // Each block of the choice gets its own yield below.
-    scf::IfOp choice = kiln::createGraphFormChoice(builder, loc, loopsAvailable,
-                                                   loop.getResultTypes());
+    scf::IfOp choice = kiln::createGraphFormChoice(
+        builder, loc, loopsAvailable, loop.getResultTypes(), query);
     // The host loop, as it was, in the else branch.
     Block &hostBlock = choice.getElseRegion().front();
     loop.getResults().replaceAllUsesWith(choice.getResults());
@@ -693,7 +718,9 @@ private:
 
   scf::WhileOp loop;
   PredicateRead read;
-  func::FuncOp loopsAvailable, begin, test, end;
+  func::FuncOp loopsAvailable;
+  SmallVector<Value> query;
+  func::FuncOp begin, test, end;
 };
 
 /// The loops inside host loops that can run as graphs, each after the
@@ -772,10 +799,38 @@ struct KilnCudaGraphLoopsPass
         FunctionType::get(context, {pointer, pointer}, {}));
     if (!available || !begin || !test || !end)
       return signalPassFailure();
-    for (GraphLoop &graphLoop : loops)
-      GraphLoopBuilder(graphLoop.loop, graphLoop.read, available, begin, test,
-                       end)
+    SymbolTable symbols(module);
+    func::FuncOp tunedAvailable;
+    for (GraphLoop &graphLoop : loops) {
+      // A loop holding tuned call sites asks whether they are decided too,
+      // passing their numbers in a constant global.
+      SmallVector<int64_t> sites = tunedSitesIn(graphLoop.loop);
+      if (sites.empty()) {
+        GraphLoopBuilder(graphLoop.loop, graphLoop.read, available, {}, begin,
+                         test, end)
+            .build();
+        continue;
+      }
+      if (!tunedAvailable)
+        tunedAvailable = kiln::declareLibraryFunction(
+            module, KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
+            FunctionType::get(context, {IntegerType::get(context, 64), pointer},
+                              {i32}));
+      if (!tunedAvailable)
+        return signalPassFailure();
+      Location loc = graphLoop.loop.getLoc();
+      auto atModule = OpBuilder::atBlockEnd(module.getBody());
+      memref::GlobalOp numbers = kiln::createI64Global(
+          atModule, loc, symbols, "kiln_graph_loop_sites", sites,
+          /*constant=*/true, atModule.getI64IntegerAttr(8));
+      OpBuilder builder(graphLoop.loop);
+      Value query[] = {builder.create<arith::ConstantIntOp>(
+                           loc, static_cast<int64_t>(sites.size()), 64),
+                       kiln::globalPointer(builder, loc, numbers)};
+      GraphLoopBuilder(graphLoop.loop, graphLoop.read, tunedAvailable, query,
+                       begin, test, end)
           .build();
+    }
   }
 };
 } // namespace

@@ -17,11 +17,12 @@
 //
 // The rounds come from no memory, and where the work is captured into a
 // CUDA graph the runtime runs one round of the chosen variant:
-// kiln-cuda-graph-calls and kiln-cuda-graph-conds count a site's loop as
-// one trip (constantTripCount in DeviceWork.h) and its choices as host
-// control flow. kiln-cuda-graph-loops leaves a while loop around a site a
-// host loop: a loop's graph is captured at its first run, where nothing
-// could be timed.
+// kiln-cuda-graph-calls, kiln-cuda-graph-conds and kiln-cuda-graph-loops
+// count a site's loop as one trip (constantTripCount in DeviceWork.h) and
+// its choices as host control flow. A loop's graph is captured at each
+// run, where nothing could be timed: a while loop holding sites asks the
+// runtime whether they are decided (KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION)
+// and runs on the host until they are, from its first trip on.
 //
 //===----------------------------------------------------------------------===//
 

@@ -524,10 +524,27 @@ func.func @convolution_in_body(%x0: memref<4xf32>, %d: !llvm.ptr) {
 
 // A tuned call site in the body (TunedSites.h: the runtime times its
 // variants at its first call outside a capture, and a loop is captured at
-// its first run): the loop stays a host loop.
+// each run): the loop's graph form is asked for with
+// kiln_cuda_graph_loops_tuned and the site's number (a constant global),
+// so that the loop runs on the host until the site is decided; the graph
+// form runs the site's rounds (one, of the chosen variant, where
+// captured) and its choice of variant.
 // CHECK-LABEL: func.func @tuned_site_in_body
-// CHECK-NOT:   kiln_cuda_graph
-// CHECK:       scf.while
+// CHECK:       %[[N:.*]] = arith.constant 1 : i64
+// CHECK:       memref.get_global @[[SITES:kiln_graph_loop_sites[_0-9]*]] : memref<1xi64>
+// CHECK:       %[[ASK:.*]] = call @kiln_cuda_graph_loops_tuned(%[[N]], %{{.*}}) : (i64, !llvm.ptr) -> i32
+// CHECK:       %[[GRAPH:.*]] = arith.cmpi ne, %[[ASK]]
+// CHECK:       scf.if %[[GRAPH]]
+// CHECK:         call @kiln_cuda_graph_while_begin()
+// CHECK:         call @kiln_cuda_graph_while_test(
+// CHECK:         scf.for
+// CHECK:           func.call @kiln_cuda_tune_begin
+// CHECK:           } {kiln.cuda_tuned_variant = 0 : i64}
+// CHECK:         } {kiln.cuda_tuned_site = 0 : i64}
+// CHECK:         call @kiln_cuda_graph_while_end_iteration(
+// CHECK:       } else {
+// CHECK:         scf.while
+// CHECK:       memref.global "private" constant @[[SITES]] : memref<1xi64> = dense<0> {alignment = 8 : i64}
 func.func private @kiln_cuda_tune_rounds(i64, i64, !llvm.ptr) -> i64
 func.func private @kiln_cuda_tune_begin(i64, i64) -> i64
 func.func private @kiln_cuda_tune_end(i64, i64)

@@ -168,7 +168,18 @@ typedef void (*kiln_cuda_attention_grad_fn)(
  * module must be compiled again) instead of running half a loop. */
 #define KILN_CUDA_GRAPH_WHILE_RETIRED_END_FUNCTION "kiln_cuda_graph_while_end"
 
+/* A loop whose test or body holds tuned call sites (below) asks
+ * KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION(sites, site_numbers) instead, with
+ * the numbers of those sites: nonzero where KILN_CUDA_GRAPH_LOOPS_FUNCTION
+ * would answer nonzero and every one of them is decided (or tuning is off).
+ * A loop's graph is captured at its first run, where nothing can be timed:
+ * such a loop runs on the host until its sites are decided (at its first
+ * trip), and as a graph from its next run on. */
+#define KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION "kiln_cuda_graph_loops_tuned"
+
 typedef int32_t (*kiln_cuda_graph_loops_fn)(void);
+typedef int32_t (*kiln_cuda_graph_loops_tuned_fn)(int64_t sites,
+                                                  const int64_t *site_numbers);
 typedef void *(*kiln_cuda_graph_while_begin_fn)(void);
 typedef void (*kiln_cuda_graph_while_test_fn)(void *loop,
                                               const void *predicate);

@@ -267,6 +267,9 @@ public:
   int64_t tuneBegin(int64_t site, int64_t round);
   /// Ends `round` of `site`; stops the variant's timing.
   void tuneEnd(int64_t site, int64_t round);
+  /// Whether each of the `count` sites `numbers` is decided, or tuning is
+  /// off: a loop holding them may then be captured into a graph.
+  bool tunedSitesDecided(int64_t count, const int64_t *numbers);
   /// Records the first failure of the current call.
   void fail(const std::string &message);
   /// Records the first failure of the current call as a library's refusal

@@ -15,7 +15,10 @@
 // chosen variant alone, and a call captured into a CUDA graph (from the
 // second on) captures it. A site first met inside a capture (a loop's body
 // captured into a graph at the first call) runs variant 0 there and is
-// tuned at its next call outside one. A variant whose library refuses its
+// tuned at its next call outside one; a loop holding sites is run on the
+// host until they are decided (tunedSitesDecided, the host code's
+// KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION), so that its graph, captured at
+// each run, holds the chosen variants. A variant whose library refuses its
 // work while it is timed (kiln's cuDNN attention where the plug-in or
 // cuDNN is missing, or where no cuDNN engine takes the problem:
 // CudaDevice::refuse) is dropped, its failure cleared, and never chosen;
@@ -147,6 +150,17 @@ void CudaDevice::tuneEnd(int64_t siteNumber, int64_t round) {
       site.refusals[variant].empty())
     check(driver->eventRecord(site.stops[variant], streamHandle),
           "cuEventRecord (a tuned call site)");
+}
+
+bool CudaDevice::tunedSitesDecided(int64_t count, const int64_t *numbers) {
+  if (!tuningOn())
+    return true;
+  for (int64_t i = 0; i < count; ++i) {
+    auto site = tunedSites.find(numbers[i]);
+    if (site == tunedSites.end() || site->second.chosen < 0)
+      return false;
+  }
+  return true;
 }
 
 void CudaDevice::decide(int64_t siteNumber, TunedSite &site) {

@@ -168,8 +168,15 @@ int64_t kilnCudaTuneBegin(int64_t site, int64_t round) {
 void kilnCudaTuneEnd(int64_t site, int64_t round) {
   device().tuneEnd(site, round);
 }
+int32_t kilnCudaGraphLoopsTuned(int64_t sites, const int64_t *siteNumbers) {
+  return device().graphLoopsAvailable() &&
+         device().tunedSitesDecided(sites, siteNumbers);
+}
 static_assert(
-    std::is_same_v<decltype(&kilnCudaTuneRounds), kiln_cuda_tune_rounds_fn> &&
+    std::is_same_v<decltype(&kilnCudaGraphLoopsTuned),
+                   kiln_cuda_graph_loops_tuned_fn> &&
+        std::is_same_v<decltype(&kilnCudaTuneRounds),
+                       kiln_cuda_tune_rounds_fn> &&
         std::is_same_v<decltype(&kilnCudaTuneBegin), kiln_cuda_tune_begin_fn> &&
         std::is_same_v<decltype(&kilnCudaTuneEnd), kiln_cuda_tune_end_fn>,
     "the tuned call sites' functions' signatures are kiln/CudaLibraryAbi.h's");
@@ -215,6 +222,7 @@ const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
       {KILN_CUDA_TUNE_ROUNDS_FUNCTION, address(kilnCudaTuneRounds)},
       {KILN_CUDA_TUNE_BEGIN_FUNCTION, address(kilnCudaTuneBegin)},
       {KILN_CUDA_TUNE_END_FUNCTION, address(kilnCudaTuneEnd)},
+      {KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION, address(kilnCudaGraphLoopsTuned)},
   };
   return functions;
 }

@@ -622,7 +622,7 @@ kiln::format::ModuleContents cudaModuleContents() {
         "double_until_graph", "pick_graph", "step_until", "step_until_graph",
         "double_if_small_graph", "loop_if_loop_graph", "for_while_graph",
         "scale2_tuned", "scale2_tuned_graph", "scale2_tuned_library",
-        "double_until_tuned"}) {
+        "double_until_tuned", "double_until_tuned_loop"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -3039,4 +3039,35 @@ TEST_F(FakeCudaTuningTest, AVariantWhoseLibraryRefusesItIsDropped) {
   TensorPtr y;
   expectDeviceError(callConvolve(module.get(), y),
                     "CUDA convolutions: no engine for the problem");
+}
+
+TEST_F(FakeCudaTuningTest, ALoopHoldingASiteRunsAsAGraphOnceItIsDecided) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  const std::vector<float> doubled = {128, 256, 384, 512};
+  // The first call runs the loop on the host, which tunes the site at its
+  // first trip: 13 runs there, the chosen one at the six other trips.
+  std::vector<std::string> launched =
+      launchedBy(module.get(), "double_until_tuned_loop", doubled);
+  EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_b"), 5 + 6);
+  EXPECT_EQ(state.captures, 0);
+  EXPECT_EQ(cudaStats(module.get()).tuned_sites, 1u);
+  // Then the loop is a graph, whose capture holds the chosen variant.
+  for (int call = 2; call <= 3; ++call) {
+    launched = launchedBy(module.get(), "double_until_tuned_loop", doubled);
+    EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_b"), 1)
+        << "call " << call;
+    EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_a"), 0);
+    EXPECT_EQ(state.syncsDuringCapture, 0);
+  }
+  int captures = state.captures;
+  EXPECT_GT(captures, 0);
+  // With tuning off, the loop is a graph from its first run, on variant 0.
+  ScopedVariable off("KILN_CUDA_TUNE", "0");
+  ModulePtr untuned = loadCudaModule();
+  ASSERT_TRUE(untuned);
+  launched = launchedBy(untuned.get(), "double_until_tuned_loop", doubled);
+  EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_a"), 1);
+  EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_b"), 0);
+  EXPECT_GT(state.captures, captures);
 }
