@@ -462,11 +462,12 @@ bool CudaDevice::allowShared(CUfunction function, int32_t bytes) {
           &most, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
           device) == CUDA_SUCCESS &&
       bytes > most) {
-    fail("a kernel needs " + std::to_string(bytes) +
-         " bytes of shared memory a block, and this device gives a block at "
-         "most " +
-         std::to_string(most) +
-         " (compile for the device's architecture with --cuda-arch)");
+    // Refused before the launch: a tuned call site drops the variant.
+    refuse("a kernel needs " + std::to_string(bytes) +
+           " bytes of shared memory a block, and this device gives a block at "
+           "most " +
+           std::to_string(most) +
+           " (compile for the device's architecture with --cuda-arch)");
     return false;
   }
   if (!check(

@@ -272,10 +272,12 @@ public:
   bool tunedSitesDecided(int64_t count, const int64_t *numbers);
   /// Records the first failure of the current call.
   void fail(const std::string &message);
-  /// Records the first failure of the current call as a library's refusal
-  /// of its work (its plug-in missing, or refusing the problem), made
-  /// before the library queued anything: a tuned site that meets one while
-  /// it times a variant drops that variant instead of failing the call.
+  /// Records the first failure of the current call as a refusal of work
+  /// before it was queued: a library's (its plug-in missing, or refusing
+  /// the problem), or a kernel's that needs more shared memory than the
+  /// device gives a block. A tuned site that meets one while it times a
+  /// variant drops that variant instead of failing the call (the chosen
+  /// variant then writes every result again).
   void refuse(const std::string &message);
 
   /// The counters so far.

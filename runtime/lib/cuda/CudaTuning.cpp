@@ -18,10 +18,12 @@
 // tuned at its next call outside one; a loop holding sites is run on the
 // host until they are decided (tunedSitesDecided, the host code's
 // KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION), so that its graph, captured at
-// each run, holds the chosen variants. A variant whose library refuses its
-// work while it is timed (kiln's cuDNN attention where the plug-in or
-// cuDNN is missing, or where no cuDNN engine takes the problem:
-// CudaDevice::refuse) is dropped, its failure cleared, and never chosen;
+// each run, holds the chosen variants. A variant whose work is refused
+// before it is queued while it is timed (kiln's cuDNN attention where the
+// plug-in or cuDNN is missing, or where no cuDNN engine takes the problem;
+// a kernel needing more shared memory than this device gives, as a module
+// built for sm_80 asks of an sm_86 device: CudaDevice::refuse) is dropped,
+// its failure cleared, and never chosen;
 // another failure fails the call, which decides nothing, and the site is
 // timed again at its next call. KILN_CUDA_TUNE=0 decides for variant 0
 // without timing, as does a driver without events; KILN_CUDA_TUNE_LOG=1
@@ -137,9 +139,9 @@ void CudaDevice::tuneEnd(int64_t siteNumber, int64_t round) {
   if (!site.timing || round >= site.variants * kRunsPerVariant)
     return;
   int64_t variant = round / kRunsPerVariant;
-  // A library refused this round's work before queueing any: the variant
-  // is dropped (its later rounds run for nothing but are not timed), and
-  // the call goes on.
+  // Work of this round was refused before it was queued: the variant is
+  // dropped (its later rounds run for nothing but are not timed), and the
+  // call goes on; the chosen variant writes every result again.
   if (!site.failedBeforeRound && !failure.empty() && refused) {
     if (site.refusals[variant].empty())
       site.refusals[variant] = failure;

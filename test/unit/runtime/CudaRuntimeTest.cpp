@@ -622,7 +622,8 @@ kiln::format::ModuleContents cudaModuleContents() {
         "double_until_graph", "pick_graph", "step_until", "step_until_graph",
         "double_if_small_graph", "loop_if_loop_graph", "for_while_graph",
         "scale2_tuned", "scale2_tuned_graph", "scale2_tuned_library",
-        "double_until_tuned", "double_until_tuned_loop"}) {
+        "scale2_tuned_shared", "double_until_tuned",
+        "double_until_tuned_loop"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -3070,4 +3071,24 @@ TEST_F(FakeCudaTuningTest, ALoopHoldingASiteRunsAsAGraphOnceItIsDecided) {
   EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_a"), 1);
   EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_b"), 0);
   EXPECT_GT(state.captures, captures);
+}
+
+TEST_F(FakeCudaTuningTest, AVariantTheDeviceCannotLaunchIsDropped) {
+  // The faster variant needs more shared memory than this device gives a
+  // block: the site keeps the other, where such a launch alone fails.
+  state.sharedOptInLimit = 65536;
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  EXPECT_EQ(launchedBy(module.get(), "scale2_tuned_shared"),
+            repeated("scale2_a", 5));
+  EXPECT_EQ(cudaStats(module.get()).tuned_sites, 1u);
+  EXPECT_EQ(launchedBy(module.get(), "scale2_tuned_shared"),
+            std::vector<std::string>{"scale2_a"});
+  // Where the device gives enough, the wide variant is the faster.
+  state.sharedOptInLimit = 232448;
+  ModulePtr roomy = loadCudaModule();
+  ASSERT_TRUE(roomy);
+  launchedBy(roomy.get(), "scale2_tuned_shared");
+  EXPECT_EQ(launchedBy(roomy.get(), "scale2_tuned_shared"),
+            std::vector<std::string>{"scale2_c"});
 }
