@@ -622,7 +622,7 @@ kiln::format::ModuleContents cudaModuleContents() {
         "double_until_graph", "pick_graph", "step_until", "step_until_graph",
         "double_if_small_graph", "loop_if_loop_graph", "for_while_graph",
         "scale2_tuned", "scale2_tuned_graph", "scale2_tuned_library",
-        "scale2_tuned_shared", "double_until_tuned",
+        "scale2_tuned_libraries", "scale2_tuned_shared", "double_until_tuned",
         "double_until_tuned_loop"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
@@ -3091,4 +3091,21 @@ TEST_F(FakeCudaTuningTest, AVariantTheDeviceCannotLaunchIsDropped) {
   launchedBy(roomy.get(), "scale2_tuned_shared");
   EXPECT_EQ(launchedBy(roomy.get(), "scale2_tuned_shared"),
             std::vector<std::string>{"scale2_c"});
+}
+
+TEST_F(FakeCudaTuningTest, ASiteWhoseEveryVariantIsRefusedFailsTheCall) {
+  dnn.refuseConvs = "no engine for the problem";
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  for (int call = 1; call <= 2; ++call) {
+    TensorPtr y;
+    expectDeviceError(callScale2(module.get(), y, "scale2_tuned_libraries"),
+                      "CUDA convolutions: no engine for the problem");
+    EXPECT_EQ(cudaStats(module.get()).tuned_sites, 0u) << "call " << call;
+    EXPECT_EQ(state.eventsCreated, state.eventsDestroyed);
+  }
+  // Once the library takes the problem, the site is timed and decided.
+  dnn.refuseConvs.clear();
+  launchedBy(module.get(), "scale2_tuned_libraries");
+  EXPECT_EQ(cudaStats(module.get()).tuned_sites, 1u);
 }
