@@ -306,6 +306,24 @@ struct KilnCudaLibraryAttentionPass
            << " static input buffers and " << results << " result buffers";
   }
 
+  /// Makes the `results` result operands after `call`'s `inputs` the
+  /// buffers the function returns them in, where they are only copied
+  /// there (ForwardedResults.h); the copies, their frees and the
+  /// allocations go.
+  static void forwardResults(func::CallOp call, unsigned inputs,
+                             unsigned results) {
+    SmallVector<unsigned> resultIndices;
+    for (unsigned i = 0; i < results; ++i)
+      resultIndices.push_back(inputs + i);
+    SmallVector<Operation *> dead;
+    SmallVector<Value> written =
+        mlir::kiln::forwardedResults(call, resultIndices, dead);
+    for (auto [index, buffer] : llvm::zip(resultIndices, written))
+      call->setOperand(index, buffer);
+    for (Operation *op : dead)
+      op->erase();
+  }
+
   /// Makes `call` of a choice between kiln's kernels and cuDNN (`callee`
   /// marked for both) a tuned call site: variant 0 calls `kernelFunction`
   /// (made at the first call of `callee`), marked for
@@ -326,16 +344,7 @@ struct KilnCudaLibraryAttentionPass
     unsigned results = gradient ? 3 : 2;
     if (failed(checkCall(call, callee, inputs, results)))
       return failure();
-    SmallVector<unsigned> resultIndices;
-    for (unsigned i = 0; i < results; ++i)
-      resultIndices.push_back(inputs + i);
-    SmallVector<Operation *> dead;
-    SmallVector<Value> written =
-        mlir::kiln::forwardedResults(call, resultIndices, dead);
-    for (auto [index, buffer] : llvm::zip(resultIndices, written))
-      call->setOperand(index, buffer);
-    for (Operation *op : dead)
-      op->erase();
+    forwardResults(call, inputs, results);
 
     FailureOr<SmallVector<Operation *>> variants =
         mlir::kiln::buildTunedSite(module, call, {"kiln", "cudnn"});
@@ -398,20 +407,13 @@ struct KilnCudaLibraryAttentionPass
           descriptor.asArrayRef(), /*constant=*/true,
           builder.getI64IntegerAttr(8));
     }
-    // The results written where the function returns them (ForwardedResults
-    // .h); then dense buffers for cuDNN, as for convolutions.
-    SmallVector<unsigned> resultIndices;
-    for (unsigned i = 0; i < results; ++i)
-      resultIndices.push_back(inputs + i);
-    SmallVector<Operation *> dead;
-    SmallVector<Value> written =
-        mlir::kiln::forwardedResults(call, resultIndices, dead);
+    // The results written where the function returns them; then dense
+    // buffers for cuDNN, as for convolutions.
+    forwardResults(call, inputs, results);
     SmallVector<Value> buffers;
-    for (unsigned i = 0; i < inputs; ++i)
-      buffers.push_back(
-          mlir::kiln::denseForLibrary(call, call.getOperand(i), false));
-    for (Value result : written)
-      buffers.push_back(mlir::kiln::denseForLibrary(call, result, true));
+    for (unsigned i = 0; i < inputs + results; ++i)
+      buffers.push_back(mlir::kiln::denseForLibrary(call, call.getOperand(i),
+                                                    /*written=*/i >= inputs));
 
     // The descriptor, the plain inputs, the mask (null without one), the
     // results and, for the gradient, its scratch.
@@ -443,8 +445,6 @@ struct KilnCudaLibraryAttentionPass
     }
     builder.create<func::CallOp>(loc, routine, operands);
     call->erase();
-    for (Operation *op : dead)
-      op->erase();
     return success();
   }
 };
