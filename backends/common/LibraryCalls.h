@@ -87,6 +87,34 @@ inline Value globalPointer(OpBuilder &builder, Location loc,
       loc, LLVM::LLVMPointerType::get(builder.getContext()), address);
 }
 
+/// The values of the constant global whose address globalPointer made
+/// `pointer` from (a library call's descriptor), or none where `pointer`
+/// is not such an address.
+inline std::optional<SmallVector<int64_t>> constantAtPointer(Value pointer) {
+  auto address = pointer.getDefiningOp<LLVM::IntToPtrOp>();
+  auto index =
+      address ? address.getArg().getDefiningOp<arith::IndexCastOp>() : nullptr;
+  auto aligned =
+      index ? index.getIn()
+                  .getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>()
+            : nullptr;
+  auto get = aligned ? aligned.getSource().getDefiningOp<memref::GetGlobalOp>()
+                     : nullptr;
+  auto global = get ? SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+                          get, get.getNameAttr())
+                    : nullptr;
+  auto values = global && global.getConstant()
+                    ? dyn_cast_or_null<DenseIntElementsAttr>(
+                          global.getConstantInitValue())
+                    : nullptr;
+  if (!values)
+    return std::nullopt;
+  SmallVector<int64_t> result;
+  for (const APInt &value : values.getValues<APInt>())
+    result.push_back(value.getSExtValue());
+  return result;
+}
+
 /// A fresh dense buffer (identity layout, 64-byte aligned) standing in
 /// for `operand` around `op`: filled by a copy before `op` where `op` reads
 /// it, copied back into `operand` after `op` where `op` writes it

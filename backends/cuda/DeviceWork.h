@@ -153,7 +153,7 @@ inline scf::IfOp createGraphFormChoice(OpBuilder &builder, Location loc,
 /// its host form (createGraphFormChoice).
 inline const StringRef kGraphFormQueries[] = {
     KILN_CUDA_GRAPH_LOOPS_FUNCTION, KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
-    KILN_CUDA_GRAPH_CONDS_FUNCTION};
+    KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION, KILN_CUDA_GRAPH_CONDS_FUNCTION};
 
 /// Whether `branch` is a choice createGraphFormChoice made with a query
 /// among `queries` (whose then region is the graph form).

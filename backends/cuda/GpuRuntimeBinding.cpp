@@ -56,7 +56,8 @@ static const char *const kImplementedByRuntime[] = {
     KILN_CUDA_TUNE_ROUNDS_FUNCTION,
     KILN_CUDA_TUNE_BEGIN_FUNCTION,
     KILN_CUDA_TUNE_END_FUNCTION,
-    KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION};
+    KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
+    KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION};
 
 /// Replaces the embedded PTX constant by loads from the exported image
 /// slot, so that the shared object does not carry a second copy of it.

@@ -72,16 +72,25 @@ constexpr int64_t kMaxGraphNodes = 100000;
 /// in their graph forms (whose nodes go into the call's graph), and those
 /// of tuned call sites (TunedSites.h), decided at the call's first run,
 /// which is not captured.
-const StringRef kLibraryCalls[] = {
-    KILN_CUDA_MATMUL_FUNCTION,           KILN_CUDA_CONV_FUNCTION,
-    KILN_CUDA_ATTENTION_FUNCTION,        KILN_CUDA_ATTENTION_GRAD_FUNCTION,
-    KILN_CUDA_COPY_CONSTANT_FUNCTION,    KILN_CUDA_RESIDENT_CONSTANT_FUNCTION,
-    KILN_CUDA_GRAPH_LOOPS_FUNCTION,      KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
-    KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION, KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
-    KILN_CUDA_GRAPH_CONDS_FUNCTION,      KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
-    KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,    KILN_CUDA_GRAPH_IF_END_FUNCTION,
-    KILN_CUDA_TUNE_ROUNDS_FUNCTION,      KILN_CUDA_TUNE_BEGIN_FUNCTION,
-    KILN_CUDA_TUNE_END_FUNCTION,         KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION};
+const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
+                                   KILN_CUDA_CONV_FUNCTION,
+                                   KILN_CUDA_ATTENTION_FUNCTION,
+                                   KILN_CUDA_ATTENTION_GRAD_FUNCTION,
+                                   KILN_CUDA_COPY_CONSTANT_FUNCTION,
+                                   KILN_CUDA_RESIDENT_CONSTANT_FUNCTION,
+                                   KILN_CUDA_GRAPH_LOOPS_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
+                                   KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
+                                   KILN_CUDA_GRAPH_CONDS_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
+                                   KILN_CUDA_GRAPH_IF_END_FUNCTION,
+                                   KILN_CUDA_TUNE_ROUNDS_FUNCTION,
+                                   KILN_CUDA_TUNE_BEGIN_FUNCTION,
+                                   KILN_CUDA_TUNE_END_FUNCTION,
+                                   KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
+                                   KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION};
 
 /// Which functions only queue device work, and how many graph nodes a call
 /// of each makes.

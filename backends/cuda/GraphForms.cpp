@@ -14,6 +14,8 @@
 
 #include "kiln/Backends/Passes.h"
 
+#include "DeviceWork.h"
+
 #include "kiln/CudaLibraryAbi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -35,15 +37,11 @@ using namespace mlir;
 
 namespace {
 /// How many graph forms `module` holds: each asks the runtime once whether
-/// it captures (kiln_cuda_graph_conds, kiln_cuda_graph_loops or
-/// kiln_cuda_graph_loops_tuned).
+/// it captures (one of kGraphFormQueries).
 unsigned countGraphForms(ModuleOp module) {
   unsigned forms = 0;
   module.walk([&](func::CallOp call) {
-    StringRef callee = call.getCallee();
-    forms += callee == KILN_CUDA_GRAPH_CONDS_FUNCTION ||
-             callee == KILN_CUDA_GRAPH_LOOPS_FUNCTION ||
-             callee == KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION;
+    forms += llvm::is_contained(kiln::kGraphFormQueries, call.getCallee());
   });
   return forms;
 }

@@ -9,6 +9,12 @@
 // (runtime/lib/cuda/CudaGraphLoops.cpp), so that no iteration holds a
 // conditional node of its own. This pass rewrites such loops to do so
 // where the runtime can, keeping the host loop for where it cannot.
+// A loop is captured at each run, where nothing can be timed nor planned:
+// one holding tuned call sites (TunedSites.h) or cuDNN calls (convolutions,
+// attention, whose plans cuDNN makes at their first run) asks whether its
+// sites are decided and its calls have run (kiln_cuda_graph_loops_tuned,
+// kiln_cuda_graph_loops_planned with each call's code and descriptor), and
+// runs on the host until they are.
 //
 // Captured work keeps the addresses it was captured with, so the values a
 // loop carries must stay in the same buffers from one iteration to the
@@ -88,6 +94,8 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <set>
+
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNCUDAGRAPHLOOPS
@@ -106,18 +114,24 @@ const StringRef kCondGraphForm[] = {KILN_CUDA_GRAPH_CONDS_FUNCTION};
 
 /// The runtime's calls a loop's test and body may make: products, the
 /// calls of a cond's graph form, those of the graph form of a loop inside
-/// such a cond, and a tuned call site's (TunedSites.h): a loop holding
-/// sites asks kiln_cuda_graph_loops_tuned, which runs it on the host until
-/// they are decided, and its capture then runs the chosen variants. Not a
-/// convolution's or an attention's first call, which tunes or plans
-/// cuDNN's engines: a loop is captured at its first run.
+/// such a cond, a tuned call site's (TunedSites.h), and cuDNN's
+/// convolutions and attention (kPlannedCalls). A loop is captured at each
+/// run, where nothing can be timed or planned: a loop holding sites or
+/// cuDNN calls asks kiln_cuda_graph_loops_tuned or _planned, which run it
+/// on the host until the sites are decided and cuDNN has run each call
+/// once (made its plan), and its capture then runs the chosen variants and
+/// the planned calls.
 const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
+                                   KILN_CUDA_CONV_FUNCTION,
+                                   KILN_CUDA_ATTENTION_FUNCTION,
+                                   KILN_CUDA_ATTENTION_GRAD_FUNCTION,
                                    KILN_CUDA_GRAPH_CONDS_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
                                    KILN_CUDA_GRAPH_IF_END_FUNCTION,
                                    KILN_CUDA_GRAPH_LOOPS_FUNCTION,
                                    KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
+                                   KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION,
                                    KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
                                    KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
                                    KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
@@ -130,6 +144,63 @@ const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
 /// variant's work becomes nodes of the iteration.
 bool isTunedChoice(Operation *op) {
   return isa<scf::IfOp>(op) && op->hasAttr(kiln::kTunedVariantAttr);
+}
+
+/// The runtime's calls that cuDNN plans at their first run, with the codes
+/// kiln_cuda_graph_loops_planned knows them by.
+struct PlannedCall {
+  StringRef callee;
+  int64_t code;
+};
+const PlannedCall kPlannedCalls[] = {
+    {KILN_CUDA_CONV_FUNCTION, KILN_CUDA_PLANNED_CONV},
+    {KILN_CUDA_ATTENTION_FUNCTION, KILN_CUDA_PLANNED_ATTENTION},
+    {KILN_CUDA_ATTENTION_GRAD_FUNCTION, KILN_CUDA_PLANNED_ATTENTION_GRAD}};
+
+/// Whether `op` calls cuDNN (kPlannedCalls).
+bool isPlannedCall(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && llvm::any_of(kPlannedCalls, [&](const PlannedCall &planned) {
+           return planned.callee == call.getCallee();
+         });
+}
+
+/// What kiln_cuda_graph_loops_planned is told of the cuDNN call `call`: its
+/// code, then its descriptor (the constant global kiln-cuda-library-conv
+/// and -attention pass the address of); none where the descriptor is not
+/// a constant of the module.
+std::optional<SmallVector<int64_t>> plannedKey(func::CallOp call) {
+  auto planned = llvm::find_if(kPlannedCalls, [&](const PlannedCall &entry) {
+    return entry.callee == call.getCallee();
+  });
+  if (planned == std::end(kPlannedCalls) || call.getNumOperands() == 0)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> descriptor =
+      kiln::constantAtPointer(call.getOperand(0));
+  if (!descriptor)
+    return std::nullopt;
+  SmallVector<int64_t> key{planned->code};
+  key.append(*descriptor);
+  return key;
+}
+
+/// The keys (plannedKey) of the cuDNN calls inside `loop`, each once, one
+/// after the other. Not those of a tuned call site's variants: the site is
+/// decided after every variant ran (made its plans), or, untimed, for
+/// variant 0, kiln's kernels, whose work alone the capture then holds.
+SmallVector<int64_t> plannedCallsIn(scf::WhileOp loop) {
+  SmallVector<int64_t> keys;
+  std::set<SmallVector<int64_t>> seen;
+  loop->walk([&](func::CallOp call) {
+    for (Operation *parent = call->getParentOp(); parent != loop;
+         parent = parent->getParentOp())
+      if (isTunedChoice(parent))
+        return;
+    if (std::optional<SmallVector<int64_t>> key = plannedKey(call);
+        key && seen.insert(*key).second)
+      keys.append(*key);
+  });
+  return keys;
 }
 
 /// The numbers of the tuned call sites inside `loop`, in order.
@@ -322,6 +393,9 @@ private:
       return dealloc.getAsyncToken() && heldByLoop(dealloc.getMemref());
     if (isa<scf::YieldOp, scf::ConditionOp>(op))
       return true;
+    // A cuDNN call is asked about by its descriptor, a constant.
+    if (isPlannedCall(op) && !plannedKey(cast<func::CallOp>(op)))
+      return false;
     return kiln::queuesDeviceWorkOnly(op, kLibraryCalls);
   }
 
@@ -800,34 +874,61 @@ struct KilnCudaGraphLoopsPass
     if (!available || !begin || !test || !end)
       return signalPassFailure();
     SymbolTable symbols(module);
-    func::FuncOp tunedAvailable;
+    Type i64 = IntegerType::get(context, 64);
+    func::FuncOp tunedAvailable, plannedAvailable;
     for (GraphLoop &graphLoop : loops) {
       // A loop holding tuned call sites asks whether they are decided too,
-      // passing their numbers in a constant global.
+      // passing their numbers in a constant global; one holding cuDNN
+      // calls also whether they have run, passing their keys likewise.
       SmallVector<int64_t> sites = tunedSitesIn(graphLoop.loop);
-      if (sites.empty()) {
+      SmallVector<int64_t> calls = plannedCallsIn(graphLoop.loop);
+      if (sites.empty() && calls.empty()) {
         GraphLoopBuilder(graphLoop.loop, graphLoop.read, available, {}, begin,
                          test, end)
             .build();
         continue;
       }
-      if (!tunedAvailable)
-        tunedAvailable = kiln::declareLibraryFunction(
-            module, KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
-            FunctionType::get(context, {IntegerType::get(context, 64), pointer},
-                              {i32}));
-      if (!tunedAvailable)
-        return signalPassFailure();
       Location loc = graphLoop.loop.getLoc();
       auto atModule = OpBuilder::atBlockEnd(module.getBody());
-      memref::GlobalOp numbers = kiln::createI64Global(
-          atModule, loc, symbols, "kiln_graph_loop_sites", sites,
-          /*constant=*/true, atModule.getI64IntegerAttr(8));
       OpBuilder builder(graphLoop.loop);
-      Value query[] = {builder.create<arith::ConstantIntOp>(
-                           loc, static_cast<int64_t>(sites.size()), 64),
-                       kiln::globalPointer(builder, loc, numbers)};
-      GraphLoopBuilder(graphLoop.loop, graphLoop.read, tunedAvailable, query,
+      // The constant global of `values` named `name`, and its address.
+      auto constantList = [&](StringRef name, ArrayRef<int64_t> values) {
+        memref::GlobalOp global = kiln::createI64Global(
+            atModule, loc, symbols, name, values, /*constant=*/true,
+            atModule.getI64IntegerAttr(8));
+        return kiln::globalPointer(builder, loc, global);
+      };
+      auto count = [&](size_t size) -> Value {
+        return builder.create<arith::ConstantIntOp>(
+            loc, static_cast<int64_t>(size), 64);
+      };
+      SmallVector<Value> query;
+      if (!sites.empty())
+        query = {count(sites.size()),
+                 constantList("kiln_graph_loop_sites", sites)};
+      if (calls.empty()) {
+        if (!tunedAvailable)
+          tunedAvailable = kiln::declareLibraryFunction(
+              module, KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
+              FunctionType::get(context, {i64, pointer}, {i32}));
+        if (!tunedAvailable)
+          return signalPassFailure();
+        GraphLoopBuilder(graphLoop.loop, graphLoop.read, tunedAvailable, query,
+                         begin, test, end)
+            .build();
+        continue;
+      }
+      if (!plannedAvailable)
+        plannedAvailable = kiln::declareLibraryFunction(
+            module, KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION,
+            FunctionType::get(context, {i64, pointer, i64, pointer}, {i32}));
+      if (!plannedAvailable)
+        return signalPassFailure();
+      if (sites.empty())
+        query = {count(0), builder.create<LLVM::ZeroOp>(loc, pointer)};
+      query.push_back(count(calls.size()));
+      query.push_back(constantList("kiln_graph_loop_calls", calls));
+      GraphLoopBuilder(graphLoop.loop, graphLoop.read, plannedAvailable, query,
                        begin, test, end)
           .build();
     }

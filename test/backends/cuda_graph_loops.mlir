@@ -486,8 +486,10 @@ func.func @while_in_uncounted(%x0: memref<4xf32>, %n: index) {
 
 // -----
 
-// A convolution in the body (cuDNN tunes its plans by timing them, which a
-// capture cannot): the loop stays a host loop.
+// A convolution in the body whose descriptor is not a constant of the
+// module (kiln-cuda-library-conv passes a constant global's address): the
+// runtime could not be asked whether cuDNN made its plan (which a capture
+// cannot hold), so the loop stays a host loop.
 // CHECK-LABEL: func.func @convolution_in_body
 // CHECK-NOT:   kiln_cuda_graph
 // CHECK:       scf.while
@@ -515,6 +517,148 @@ func.func @convolution_in_body(%x0: memref<4xf32>, %d: !llvm.ptr) {
   } do {
   ^bb0(%y: memref<4xf32>):
     func.call @kiln_cuda_conv(%d, %d, %d, %d) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+    scf.yield %y : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A convolution in the body as kiln-cuda-library-conv makes it, its
+// descriptor a constant global: the loop asks
+// kiln_cuda_graph_loops_planned, with no tuned site and the call's code
+// (KILN_CUDA_PLANNED_CONV) and descriptor in a constant global, so that
+// it runs on the host until cuDNN has run the convolution (made its plan),
+// and as a graph from then on, the convolution captured with the body.
+// CHECK-LABEL: func.func @planned_convolution_in_body
+// CHECK:       %[[NONE:.*]] = arith.constant 0 : i64
+// CHECK:       %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:       %[[SIZE:.*]] = arith.constant 22 : i64
+// CHECK:       memref.get_global @[[CALLS:kiln_graph_loop_calls[_0-9]*]] : memref<22xi64>
+// CHECK:       %[[ASK:.*]] = call @kiln_cuda_graph_loops_planned(%[[NONE]], %[[NULL]], %[[SIZE]], %{{.*}}) : (i64, !llvm.ptr, i64, !llvm.ptr) -> i32
+// CHECK:       %[[GRAPH:.*]] = arith.cmpi ne, %[[ASK]]
+// CHECK:       scf.if %[[GRAPH]]
+// CHECK:         call @kiln_cuda_graph_while_begin()
+// CHECK:         call @kiln_cuda_graph_while_test(
+// CHECK:         func.call @kiln_cuda_conv(
+// CHECK:         call @kiln_cuda_graph_while_end_iteration(
+// CHECK:       } else {
+// CHECK:         scf.while
+// CHECK:       memref.global "private" constant @[[CALLS]] : memref<22xi64> = dense<[1, 2, 1, 0, 0, 1, 1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1]> {alignment = 8 : i64}
+// TWICE-LABEL: func.func @planned_convolution_in_body
+// TWICE-COUNT-1: call @kiln_cuda_graph_loops_planned
+// TWICE-NOT:   call @kiln_cuda_graph_loops_planned
+// TWICE:       return
+memref.global "private" constant @conv_descriptor : memref<21xi64> = dense<[2, 1, 0, 0, 1, 1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1]> {alignment = 8 : i64}
+func.func private @kiln_cuda_conv(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+func.func @planned_convolution_in_body(%x0: memref<4xf32>, %b: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%c0] : memref<4xf32>
+      %zero = arith.constant 0.0 : f32
+      %gt = arith.cmpf ogt, %v, %zero : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t3]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %x : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    %g = memref.get_global @conv_descriptor : memref<21xi64>
+    %i = memref.extract_aligned_pointer_as_index %g : memref<21xi64> -> index
+    %a = arith.index_cast %i : index to i64
+    %d = llvm.inttoptr %a : i64 to !llvm.ptr
+    func.call @kiln_cuda_conv(%d, %b, %b, %b) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+    scf.yield %y : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// The same convolution twice, and a tuned call site whose second variant
+// calls cuDNN's attention: the loop asks about the site and the
+// convolution, once. Not about the attention: the site is decided after
+// each variant ran (cuDNN made its plan), or, untimed, for variant 0,
+// whose work alone a capture then holds.
+// CHECK-LABEL: func.func @planned_calls_and_site
+// CHECK:       %[[N:.*]] = arith.constant 1 : i64
+// CHECK:       memref.get_global @[[SITES:kiln_graph_loop_sites[_0-9]*]] : memref<1xi64>
+// CHECK:       %[[SIZE:.*]] = arith.constant 22 : i64
+// CHECK:       memref.get_global @[[CALLS:kiln_graph_loop_calls[_0-9]*]] : memref<22xi64>
+// CHECK:       call @kiln_cuda_graph_loops_planned(%[[N]], %{{.*}}, %[[SIZE]], %{{.*}}) : (i64, !llvm.ptr, i64, !llvm.ptr) -> i32
+// CHECK:       memref.global "private" constant @[[SITES]] : memref<1xi64> = dense<4>
+// CHECK:       memref.global "private" constant @[[CALLS]] : memref<22xi64> = dense<[1, 2, 1, 0, 0, 1, 1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1]>
+memref.global "private" constant @conv_descriptor : memref<21xi64> = dense<[2, 1, 0, 0, 1, 1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1]> {alignment = 8 : i64}
+memref.global "private" constant @attention_descriptor : memref<13xi64> = dense<[4, 0, 1, 2, 64, 64, 64, 64, 1, 1, 1, 1, 0]> {alignment = 8 : i64}
+func.func private @kiln_cuda_conv(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+func.func private @kiln_cuda_attention(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+func.func private @kiln_cuda_tune_rounds(i64, i64, !llvm.ptr) -> i64
+func.func private @kiln_cuda_tune_begin(i64, i64) -> i64
+func.func private @kiln_cuda_tune_end(i64, i64)
+func.func @planned_calls_and_site(%x0: memref<4xf32>, %b: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %site = arith.constant 4 : i64
+  %two = arith.constant 2 : i64
+  %zero64 = arith.constant 0 : i64
+  %slot = memref.alloca() : memref<i1>
+  %t0 = gpu.wait async
+  %p, %tp = gpu.alloc async [%t0] () : memref<i1>
+  %r = scf.while (%x = %x0) : (memref<4xf32>) -> memref<4xf32> {
+    %t1 = gpu.wait async
+    %t2 = gpu.launch async [%t1] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+        threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%c0] : memref<4xf32>
+      %zero = arith.constant 0.0 : f32
+      %gt = arith.cmpf ogt, %v, %zero : f32
+      memref.store %gt, %p[] : memref<i1>
+      gpu.terminator
+    }
+    %t3 = gpu.memcpy async [%t2] %slot, %p : memref<i1>, memref<i1>
+    gpu.wait [%t3]
+    %more = memref.load %slot[] : memref<i1>
+    scf.condition(%more) %x : memref<4xf32>
+  } do {
+  ^bb0(%y: memref<4xf32>):
+    %g = memref.get_global @conv_descriptor : memref<21xi64>
+    %i = memref.extract_aligned_pointer_as_index %g : memref<21xi64> -> index
+    %a = arith.index_cast %i : index to i64
+    %d = llvm.inttoptr %a : i64 to !llvm.ptr
+    func.call @kiln_cuda_conv(%d, %b, %b, %b) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+    func.call @kiln_cuda_conv(%d, %b, %b, %b) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+    %rounds = func.call @kiln_cuda_tune_rounds(%site, %two, %b) : (i64, i64, !llvm.ptr) -> i64
+    %n = arith.index_cast %rounds : i64 to index
+    scf.for %k = %c0 to %n step %c1 {
+      %round = arith.index_cast %k : index to i64
+      %variant = func.call @kiln_cuda_tune_begin(%site, %round) : (i64, i64) -> i64
+      %first = arith.cmpi eq, %variant, %zero64 : i64
+      scf.if %first {
+        %t4 = gpu.wait async
+        %t5 = gpu.launch async [%t4] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+            threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+          %v = memref.load %y[%tx] : memref<4xf32>
+          memref.store %v, %y[%tx] : memref<4xf32>
+          gpu.terminator
+        }
+      } else {
+        %ga = memref.get_global @attention_descriptor : memref<13xi64>
+        %ia = memref.extract_aligned_pointer_as_index %ga : memref<13xi64> -> index
+        %aa = arith.index_cast %ia : index to i64
+        %da = llvm.inttoptr %aa : i64 to !llvm.ptr
+        func.call @kiln_cuda_attention(%da, %b, %b, %b, %b, %b, %b) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+      } {kiln.cuda_tuned_variant = 4 : i64}
+      func.call @kiln_cuda_tune_end(%site, %round) : (i64, i64) -> ()
+    } {kiln.cuda_tuned_site = 4 : i64}
     scf.yield %y : memref<4xf32>
   }
   return

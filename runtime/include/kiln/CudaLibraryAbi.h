@@ -177,9 +177,34 @@ typedef void (*kiln_cuda_attention_grad_fn)(
  * trip), and as a graph from its next run on. */
 #define KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION "kiln_cuda_graph_loops_tuned"
 
+/* A loop whose test or body calls cuDNN (KILN_CUDA_CONV_FUNCTION,
+ * KILN_CUDA_ATTENTION_FUNCTION, KILN_CUDA_ATTENTION_GRAD_FUNCTION) asks
+ * KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION(sites, site_numbers, size, calls)
+ * instead, with the numbers of the tuned call sites it holds (none: sites
+ * 0, site_numbers unread) and its library calls: `calls` is `size` int64
+ * values, for each call its KILN_CUDA_PLANNED_* code followed by its
+ * descriptor (KILN_CUDA_CONV_HEADER_SIZE + KILN_CUDA_CONV_ENTRIES_PER_DIM *
+ * k values for a convolution, KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE for an
+ * attention). Nonzero where KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION would
+ * answer nonzero for the sites and each of the calls has run on this device
+ * before: cuDNN makes (and times) a call's plan at its first run, which a
+ * capture cannot hold, so such a loop runs on the host until its calls have
+ * run, and as a graph from its next run on. */
+#define KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION "kiln_cuda_graph_loops_planned"
+
+enum {
+  KILN_CUDA_PLANNED_CONV = 1,
+  KILN_CUDA_PLANNED_ATTENTION = 2,
+  KILN_CUDA_PLANNED_ATTENTION_GRAD = 3
+};
+
 typedef int32_t (*kiln_cuda_graph_loops_fn)(void);
 typedef int32_t (*kiln_cuda_graph_loops_tuned_fn)(int64_t sites,
                                                   const int64_t *site_numbers);
+typedef int32_t (*kiln_cuda_graph_loops_planned_fn)(int64_t sites,
+                                                    const int64_t *site_numbers,
+                                                    int64_t size,
+                                                    const int64_t *calls);
 typedef void *(*kiln_cuda_graph_while_begin_fn)(void);
 typedef void (*kiln_cuda_graph_while_test_fn)(void *loop,
                                               const void *predicate);

@@ -770,6 +770,10 @@ void CudaDevice::conv(const int64_t *descriptor, const void *x, const void *w,
                       reinterpret_cast<void *>(dnn.workspace),
                       kDnnWorkspaceBytes, error, sizeof(error)))
     refuse(std::string("CUDA convolutions: ") + error);
+  else
+    recordPlanned(KILN_CUDA_PLANNED_CONV, descriptor,
+                  KILN_CUDA_CONV_HEADER_SIZE +
+                      KILN_CUDA_CONV_ENTRIES_PER_DIM * spatial);
 }
 
 void CudaDevice::attention(const int64_t *descriptor, bool gradient,
@@ -803,6 +807,43 @@ void CudaDevice::attention(const int64_t *descriptor, bool gradient,
                            reinterpret_cast<void *>(dnn.workspace),
                            kDnnWorkspaceBytes, error, sizeof(error)))
     refuse(std::string("CUDA attention: ") + error);
+  else
+    recordPlanned(gradient ? KILN_CUDA_PLANNED_ATTENTION_GRAD
+                           : KILN_CUDA_PLANNED_ATTENTION,
+                  descriptor, KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE);
+}
+
+void CudaDevice::recordPlanned(int64_t code, const int64_t *descriptor,
+                               int64_t length) {
+  std::vector<int64_t> key{code};
+  key.insert(key.end(), descriptor, descriptor + length);
+  plannedCalls.insert(std::move(key));
+}
+
+bool CudaDevice::libraryCallsPlanned(int64_t size, const int64_t *calls) {
+  for (int64_t at = 0; at < size;) {
+    // Each call is its code and its descriptor, whose length follows from
+    // the code (and a convolution's spatial dims).
+    int64_t code = calls[at], length = 0;
+    if (code == KILN_CUDA_PLANNED_CONV && at + 1 < size && calls[at + 1] >= 1 &&
+        calls[at + 1] <= KILN_CUDA_CONV_MAX_SPATIAL_DIMS)
+      length = KILN_CUDA_CONV_HEADER_SIZE +
+               KILN_CUDA_CONV_ENTRIES_PER_DIM * calls[at + 1];
+    else if (code == KILN_CUDA_PLANNED_ATTENTION ||
+             code == KILN_CUDA_PLANNED_ATTENTION_GRAD)
+      length = KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE;
+    if (!length || length >= size - at) {
+      fail("a CUDA graph loop's library calls are malformed at value " +
+           std::to_string(at) + " of " + std::to_string(size) + " (code " +
+           std::to_string(code) + ")");
+      return false;
+    }
+    if (!plannedCalls.count(
+            std::vector<int64_t>(calls + at, calls + at + 1 + length)))
+      return false;
+    at += 1 + length;
+  }
+  return true;
 }
 
 } // namespace cuda

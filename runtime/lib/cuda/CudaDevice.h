@@ -197,6 +197,12 @@ public:
   /// in the order of the ABI's function.
   void attention(const int64_t *descriptor, bool gradient,
                  const void *const *buffers);
+  /// Whether each of the library calls `calls` lists (`size` values, the
+  /// layout of kiln/CudaLibraryAbi.h's KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION)
+  /// has run on this device before, so that its plug-in holds its plan: a
+  /// loop holding them may then be captured into a graph. A malformed list
+  /// fails the call.
+  bool libraryCallsPlanned(int64_t size, const int64_t *calls);
 
   // Loops the host code runs on the device as a CUDA graph with
   // conditional nodes (CudaGraphLoops.cpp; kiln/CudaLibraryAbi.h's
@@ -352,6 +358,13 @@ private:
   };
   Library<kiln_blas_plugin_t> blas;
   Library<kiln_dnn_plugin_t> dnn;
+  /// The cuDNN calls that have run on this device, each as its
+  /// KILN_CUDA_PLANNED_* code followed by its descriptor: the plug-in
+  /// keeps their plans while the device is open (libraryCallsPlanned).
+  std::set<std::vector<int64_t>> plannedCalls;
+  /// Records that the call of `code` on `descriptor` (`length` values)
+  /// went through the plug-in.
+  void recordPlanned(int64_t code, const int64_t *descriptor, int64_t length);
   /// Loads `library`'s plug-in with `load`, makes its handle and a
   /// workspace of `workspaceBytes` where missing; a step that fails is
   /// recorded (its message naming `what`, "products" or "convolutions")

@@ -42,7 +42,9 @@ typedef struct kiln_dnn_plugin_t {
    * has checked) on `stream` (a CUstream); `workspace` is
    * `workspace_bytes` of device memory the convolution may use, which no
    * other work touches while the stream runs it. Convolutions of the same
-   * descriptor reuse the plug-in's cached choice of kernel. */
+   * descriptor reuse the plug-in's cached choice of kernel; one that needs
+   * a new choice while `stream` is captured into a CUDA graph is refused
+   * (the choice cannot be made in a capture). */
   int (*conv)(void *handle, const int64_t *descriptor, const void *x,
               const void *w, void *y, void *stream, void *workspace,
               size_t workspace_bytes, char *error, size_t error_size);

@@ -172,9 +172,17 @@ int32_t kilnCudaGraphLoopsTuned(int64_t sites, const int64_t *siteNumbers) {
   return device().graphLoopsAvailable() &&
          device().tunedSitesDecided(sites, siteNumbers);
 }
+int32_t kilnCudaGraphLoopsPlanned(int64_t sites, const int64_t *siteNumbers,
+                                  int64_t size, const int64_t *calls) {
+  return device().graphLoopsAvailable() &&
+         device().tunedSitesDecided(sites, siteNumbers) &&
+         device().libraryCallsPlanned(size, calls);
+}
 static_assert(
     std::is_same_v<decltype(&kilnCudaGraphLoopsTuned),
                    kiln_cuda_graph_loops_tuned_fn> &&
+        std::is_same_v<decltype(&kilnCudaGraphLoopsPlanned),
+                       kiln_cuda_graph_loops_planned_fn> &&
         std::is_same_v<decltype(&kilnCudaTuneRounds),
                        kiln_cuda_tune_rounds_fn> &&
         std::is_same_v<decltype(&kilnCudaTuneBegin), kiln_cuda_tune_begin_fn> &&
@@ -223,6 +231,8 @@ const std::vector<GpuRuntimeFunction> &gpuRuntimeFunctions() {
       {KILN_CUDA_TUNE_BEGIN_FUNCTION, address(kilnCudaTuneBegin)},
       {KILN_CUDA_TUNE_END_FUNCTION, address(kilnCudaTuneEnd)},
       {KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION, address(kilnCudaGraphLoopsTuned)},
+      {KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION,
+       address(kilnCudaGraphLoopsPlanned)},
   };
   return functions;
 }

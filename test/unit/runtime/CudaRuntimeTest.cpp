@@ -617,13 +617,27 @@ kiln::format::ModuleContents cudaModuleContents() {
   doubleUntilRounds.name = "double_until_rounds";
   doubleUntilRounds.entrySymbol = "kiln_entry_double_until_rounds";
   contents.functions.push_back(doubleUntilRounds);
-  for (const char *name :
-       {"scale2_graph", "scale2_shared", "twice_table", "twice_resident",
-        "double_until_graph", "pick_graph", "step_until", "step_until_graph",
-        "double_if_small_graph", "loop_if_loop_graph", "for_while_graph",
-        "scale2_tuned", "scale2_tuned_graph", "scale2_tuned_library",
-        "scale2_tuned_libraries", "scale2_tuned_shared", "double_until_tuned",
-        "double_until_tuned_loop"}) {
+  for (const char *name : {"scale2_graph",
+                           "scale2_shared",
+                           "twice_table",
+                           "twice_resident",
+                           "double_until_graph",
+                           "pick_graph",
+                           "step_until",
+                           "step_until_graph",
+                           "double_if_small_graph",
+                           "loop_if_loop_graph",
+                           "for_while_graph",
+                           "scale2_tuned",
+                           "scale2_tuned_graph",
+                           "scale2_tuned_library",
+                           "scale2_tuned_libraries",
+                           "scale2_tuned_shared",
+                           "double_until_tuned",
+                           "double_until_tuned_loop",
+                           "double_until_conv",
+                           "double_until_conv_loop",
+                           "double_until_conv_malformed"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -814,6 +828,12 @@ struct FakeDnnState {
   std::vector<const void *> attentionBuffers;
   /// Where not empty, every convolution is refused with this error.
   std::string refuseConvs;
+  /// The convolutions' descriptors made plans for, as cuDNN's plug-in
+  /// makes one at a descriptor's first run; and the plans asked for while
+  /// the stream was captured, which the plug-in refuses (a capture cannot
+  /// hold cuDNN's planning and timing).
+  std::set<std::vector<int64_t>> plans;
+  int plansDuringCapture = 0;
 };
 FakeDnnState *fakeDnn = nullptr;
 
@@ -837,6 +857,15 @@ const kiln_dnn_plugin_t fakeDnnTable = {
       if (d[0] != 2 || d[2] != KILN_DTYPE_F32) {
         std::snprintf(error, size, "the fake runs 2-d f32 only");
         return 1;
+      }
+      std::vector<int64_t> key(d, d + 21);
+      if (!fakeDnn->plans.count(key)) {
+        if (fakeDnn->device->capturing) {
+          ++fakeDnn->plansDuringCapture;
+          std::snprintf(error, size, "a plan made inside a capture");
+          return 1;
+        }
+        fakeDnn->plans.insert(key);
       }
       ++fakeDnn->convs;
       fakeDnn->descriptors.emplace_back(d, d + 21);
@@ -3071,6 +3100,52 @@ TEST_F(FakeCudaTuningTest, ALoopHoldingASiteRunsAsAGraphOnceItIsDecided) {
   EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_a"), 1);
   EXPECT_EQ(std::count(launched.begin(), launched.end(), "scale2_b"), 0);
   EXPECT_GT(state.captures, captures);
+}
+
+TEST_F(FakeCudaGraphTest, ALoopHoldingAConvolutionRunsAsAGraphOnceItHasRun) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // A loop captured at its first run would need the convolution's plan
+  // made inside the capture, which the plug-in refuses.
+  TensorPtr y;
+  expectDeviceError(callScale2(module.get(), y, "double_until_conv"),
+                    "CUDA convolutions: a plan made inside a capture");
+  EXPECT_EQ(dnn.plansDuringCapture, 1);
+  EXPECT_EQ(dnn.convs, 0);
+  // As kiln-cuda-graph-loops makes it, the loop asks whether its
+  // convolution has run: the first call runs it on the host (seven trips),
+  // which makes the plan.
+  int captures = state.captures;
+  for (int call = 1; call <= 3; ++call) {
+    int convs = dnn.convs;
+    kiln::test::Outcome done =
+        callScale2(module.get(), y, "double_until_conv_loop");
+    ASSERT_TRUE(done.ok()) << done.message;
+    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}))
+        << "call " << call;
+    if (call == 1) {
+      EXPECT_EQ(dnn.convs - convs, 7);
+      EXPECT_EQ(state.captures, captures);
+    } else {
+      // Then the loop is a graph: its body, convolution included, is
+      // captured once and replayed on the device.
+      EXPECT_EQ(dnn.convs - convs, 1) << "call " << call;
+      EXPECT_GT(state.captures, captures) << "call " << call;
+    }
+    captures = state.captures;
+  }
+  EXPECT_EQ(dnn.plansDuringCapture, 1);
+  EXPECT_EQ(dnn.plans.size(), 1u);
+  // Once planned, the loop that did not ask is a graph too.
+  kiln::test::Outcome unasked =
+      callScale2(module.get(), y, "double_until_conv");
+  ASSERT_TRUE(unasked.ok()) << unasked.message;
+  EXPECT_GT(state.captures, captures);
+  // A list of calls cut short fails the call, naming where.
+  expectDeviceError(
+      callScale2(module.get(), y, "double_until_conv_malformed"),
+      "a CUDA graph loop's library calls are malformed at value 0 of 21 "
+      "(code 1)");
 }
 
 TEST_F(FakeCudaTuningTest, AVariantTheDeviceCannotLaunchIsDropped) {

@@ -31,7 +31,10 @@
 // driver, which the runtime has loaded) and keeps the fastest, as
 // cudnnFind does; KILN_CUDA_CONV_TUNE=0 keeps the heuristics' first
 // choice instead (no waiting for the stream on first calls, and the same
-// engine on every run).
+// engine on every run). A plan is never made while the stream is captured
+// into a CUDA graph (cuDNN's planning and the timing cannot be captured):
+// such a call is refused, and the runtime runs loops and calls that hold
+// cuDNN calls outside a capture first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -232,6 +235,38 @@ struct EventApi {
     return api;
   }
 };
+
+/// Whether `stream` is being captured into a CUDA graph (the driver's
+/// cuStreamIsCapturing, from the libcuda the runtime has loaded; false
+/// where it cannot tell).
+bool capturing(void *stream) {
+  using IsCapturing = CUresult (*)(CUstream, CUstreamCaptureStatus *);
+  static const IsCapturing query = [] {
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    return driver ? reinterpret_cast<IsCapturing>(
+                        dlsym(driver, "cuStreamIsCapturing"))
+                  : nullptr;
+  }();
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return query &&
+         query(static_cast<CUstream>(stream), &status) == CUDA_SUCCESS &&
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/// The refusal of a plan to make while `stream` is captured: cuDNN's
+/// plans (its heuristics, the engines' finalization, the timing of the
+/// candidates) are made outside a capture, which could not hold them. The
+/// runtime runs a call or a loop outside a capture first (a captured
+/// call's failure runs it again without one), so only work the device has
+/// not run before, or buffers aligned otherwise than at its earlier runs,
+/// meet this.
+int refusePlanInCapture(char *error, size_t errorSize, const char *what) {
+  return fail(error, errorSize,
+              "the %s's cuDNN plan is made at its first run, which a CUDA "
+              "graph's capture cannot hold (this %s, or its buffers' "
+              "alignment, is new to the device inside a capture)",
+              what, what);
+}
 
 /// Whether first calls time their candidates (KILN_CUDA_CONV_TUNE unset
 /// or anything but "0").
@@ -535,6 +570,8 @@ int conv(void *opaque, const int64_t *descriptor, const void *x,
     return failStatus(error, errorSize, "cudnnSetStream", status);
   auto found = handle.plans.find(key);
   if (found == handle.plans.end()) {
+    if (capturing(stream))
+      return refusePlanInCapture(error, errorSize, "convolution");
     Problem problem(descriptor);
     std::string wrong = problem.check();
     if (!wrong.empty())
@@ -570,6 +607,8 @@ int attention(void *opaque, const int64_t *descriptor, int gradient,
     return failStatus(error, errorSize, "cudnnSetStream", status);
   auto found = handle.attentions.find(key);
   if (found == handle.attentions.end()) {
+    if (capturing(stream))
+      return refusePlanInCapture(error, errorSize, "attention");
     AttentionProblem problem(descriptor);
     auto plan = std::make_unique<AttentionPlan>();
     std::vector<Candidate> candidates;
