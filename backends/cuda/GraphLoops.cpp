@@ -157,23 +157,25 @@ const PlannedCall kPlannedCalls[] = {
     {KILN_CUDA_ATTENTION_FUNCTION, KILN_CUDA_PLANNED_ATTENTION},
     {KILN_CUDA_ATTENTION_GRAD_FUNCTION, KILN_CUDA_PLANNED_ATTENTION_GRAD}};
 
-/// Whether `op` calls cuDNN (kPlannedCalls).
-bool isPlannedCall(Operation *op) {
+/// The entry of kPlannedCalls `op` calls, or null where it calls none.
+const PlannedCall *plannedCallOf(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
-  return call && llvm::any_of(kPlannedCalls, [&](const PlannedCall &planned) {
-           return planned.callee == call.getCallee();
-         });
+  if (!call)
+    return nullptr;
+  const PlannedCall *planned =
+      llvm::find_if(kPlannedCalls, [&](const PlannedCall &entry) {
+        return entry.callee == call.getCallee();
+      });
+  return planned == std::end(kPlannedCalls) ? nullptr : planned;
 }
 
 /// What kiln_cuda_graph_loops_planned is told of the cuDNN call `call`: its
 /// code, then its descriptor (the constant global kiln-cuda-library-conv
-/// and -attention pass the address of); none where the descriptor is not
-/// a constant of the module.
+/// and -attention pass the address of); none where `call` calls no cuDNN
+/// or its descriptor is not a constant of the module.
 std::optional<SmallVector<int64_t>> plannedKey(func::CallOp call) {
-  auto planned = llvm::find_if(kPlannedCalls, [&](const PlannedCall &entry) {
-    return entry.callee == call.getCallee();
-  });
-  if (planned == std::end(kPlannedCalls) || call.getNumOperands() == 0)
+  const PlannedCall *planned = plannedCallOf(call);
+  if (!planned || call.getNumOperands() == 0)
     return std::nullopt;
   std::optional<SmallVector<int64_t>> descriptor =
       kiln::constantAtPointer(call.getOperand(0));
@@ -394,7 +396,7 @@ private:
     if (isa<scf::YieldOp, scf::ConditionOp>(op))
       return true;
     // A cuDNN call is asked about by its descriptor, a constant.
-    if (isPlannedCall(op) && !plannedKey(cast<func::CallOp>(op)))
+    if (plannedCallOf(op) && !plannedKey(cast<func::CallOp>(op)))
       return false;
     return kiln::queuesDeviceWorkOnly(op, kLibraryCalls);
   }
