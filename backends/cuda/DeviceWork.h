@@ -12,6 +12,7 @@
 #ifndef KILN_BACKENDS_CUDA_DEVICEWORK_H
 #define KILN_BACKENDS_CUDA_DEVICEWORK_H
 
+#include "RuntimeCalls.h"
 #include "TunedSites.h"
 
 #include "common/BufferAccess.h"
@@ -50,11 +51,11 @@ inline bool isHostMemory(Value value) {
 /// Whether `op`, in host code outside kernels and without regions, only
 /// queues work on the stream or computes host values without touching
 /// memory: a stream-ordered wait, device allocation or free, or copy
-/// between device buffers, a call of one of `libraryFunctions` (the
-/// runtime's library calls the caller allows), views and metadata, pure
-/// arithmetic.
+/// between device buffers, a call of the runtime's library work or of a
+/// graph form (isDeviceWorkCall), or of one of `otherCalls` (runtime calls
+/// the caller allows besides), views and metadata, pure arithmetic.
 inline bool queuesDeviceWorkOnly(Operation *op,
-                                 ArrayRef<StringRef> libraryFunctions) {
+                                 ArrayRef<StringLiteral> otherCalls) {
   if (auto wait = dyn_cast<gpu::WaitOp>(op))
     return static_cast<bool>(wait.getAsyncToken());
   if (auto alloc = dyn_cast<gpu::AllocOp>(op))
@@ -65,7 +66,7 @@ inline bool queuesDeviceWorkOnly(Operation *op,
     return copy.getAsyncToken() && !isHostMemory(copy.getSrc()) &&
            !isHostMemory(copy.getDst());
   if (auto call = dyn_cast<func::CallOp>(op))
-    return llvm::is_contained(libraryFunctions, call.getCallee());
+    return isDeviceWorkCall(call.getCallee(), otherCalls);
   if (isa<memref::ExtractStridedMetadataOp,
           memref::ExtractAlignedPointerAsIndexOp, LLVM::IntToPtrOp>(op) ||
       isa<ViewLikeOpInterface>(op))

@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeCalls.h"
+
 #include "kiln/Backends/Cuda.h"
 
 #include "kiln/CudaLibraryAbi.h"
@@ -22,9 +24,11 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 
-/// The mgpu and library functions kiln's runtime implements; it must stay
-/// in step with gpuRuntimeFunctions() in runtime/lib/cuda/GpuRuntimeShim.cpp.
-static const char *const kImplementedByRuntime[] = {
+/// The mgpu and library functions kiln's runtime implements besides its
+/// library work and the calls of graph forms (mlir::kiln::isDeviceWorkCall);
+/// they must stay in step with gpuRuntimeFunctions() in
+/// runtime/lib/cuda/GpuRuntimeShim.cpp.
+static constexpr llvm::StringLiteral kImplementedByRuntime[] = {
     "mgpuModuleLoad",
     "mgpuModuleLoadJIT",
     "mgpuModuleUnload",
@@ -37,27 +41,10 @@ static const char *const kImplementedByRuntime[] = {
     "mgpuMemFree",
     "mgpuMemcpy",
     "mgpuMemset32",
-    KILN_CUDA_MATMUL_FUNCTION,
-    KILN_CUDA_CONV_FUNCTION,
-    KILN_CUDA_ATTENTION_FUNCTION,
-    KILN_CUDA_ATTENTION_GRAD_FUNCTION,
-    KILN_CUDA_GRAPH_LOOPS_FUNCTION,
-    KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
-    KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
-    KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
-    KILN_CUDA_GRAPH_CONDS_FUNCTION,
-    KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
-    KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
-    KILN_CUDA_GRAPH_IF_END_FUNCTION,
     KILN_CUDA_COPY_CONSTANT_FUNCTION,
     KILN_CUDA_RESIDENT_CONSTANT_FUNCTION,
     KILN_CUDA_GRAPH_CALL_BEGIN_FUNCTION,
-    KILN_CUDA_GRAPH_CALL_END_FUNCTION,
-    KILN_CUDA_TUNE_ROUNDS_FUNCTION,
-    KILN_CUDA_TUNE_BEGIN_FUNCTION,
-    KILN_CUDA_TUNE_END_FUNCTION,
-    KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
-    KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION};
+    KILN_CUDA_GRAPH_CALL_END_FUNCTION};
 
 /// Replaces the embedded PTX constant by loads from the exported image
 /// slot, so that the shared object does not carry a second copy of it.
@@ -130,7 +117,7 @@ bool mlir::kiln::bindGpuRuntimeCalls(llvm::Module &module,
     if (!function.isDeclaration())
       continue;
     bool implemented =
-        llvm::is_contained(kImplementedByRuntime, function.getName());
+        mlir::kiln::isDeviceWorkCall(function.getName(), kImplementedByRuntime);
     if (!implemented && !function.getName().starts_with("mgpu"))
       continue;
     if (!implemented) {

@@ -67,30 +67,13 @@ namespace {
 /// hold: capturing and instantiating a graph takes time per node, once.
 constexpr int64_t kMaxGraphNodes = 100000;
 
-/// The runtime's library calls a captured call may make: products,
-/// convolutions, attention, constants' copies, the calls of loops and conds
-/// in their graph forms (whose nodes go into the call's graph), and those
-/// of tuned call sites (TunedSites.h), decided at the call's first run,
-/// which is not captured.
-const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
-                                   KILN_CUDA_CONV_FUNCTION,
-                                   KILN_CUDA_ATTENTION_FUNCTION,
-                                   KILN_CUDA_ATTENTION_GRAD_FUNCTION,
-                                   KILN_CUDA_COPY_CONSTANT_FUNCTION,
-                                   KILN_CUDA_RESIDENT_CONSTANT_FUNCTION,
-                                   KILN_CUDA_GRAPH_LOOPS_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
-                                   KILN_CUDA_GRAPH_CONDS_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_END_FUNCTION,
-                                   KILN_CUDA_TUNE_ROUNDS_FUNCTION,
-                                   KILN_CUDA_TUNE_BEGIN_FUNCTION,
-                                   KILN_CUDA_TUNE_END_FUNCTION,
-                                   KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
-                                   KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION};
+/// The runtime's calls a captured call may make besides its library work
+/// and the calls of loops and conds in their graph forms (whose nodes go
+/// into the call's graph) and of tuned call sites (TunedSites.h), decided
+/// at the call's first run, which is not captured (isDeviceWorkCall):
+/// constants' copies.
+const StringLiteral kOtherCalls[] = {KILN_CUDA_COPY_CONSTANT_FUNCTION,
+                                     KILN_CUDA_RESIDENT_CONSTANT_FUNCTION};
 
 /// Which functions only queue device work, and how many graph nodes a call
 /// of each makes.
@@ -146,7 +129,7 @@ private:
   }
 
   std::optional<int64_t> calleeNodes(func::CallOp call) {
-    if (llvm::is_contained(kLibraryCalls, call.getCallee()))
+    if (kiln::isDeviceWorkCall(call.getCallee(), kOtherCalls))
       return 1;
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
     if (!callee || callee.isExternal())
@@ -206,7 +189,7 @@ private:
     if (auto call = dyn_cast<func::CallOp>(op))
       return calleeNodes(call);
     if (isa<gpu::MemcpyOp>(op))
-      return kiln::queuesDeviceWorkOnly(&op, kLibraryCalls)
+      return kiln::queuesDeviceWorkOnly(&op, kOtherCalls)
                  ? std::optional<int64_t>(1)
                  : std::nullopt;
     if (auto load = dyn_cast<memref::LoadOp>(op))
@@ -248,7 +231,7 @@ private:
     if (isa<scf::YieldOp, func::ReturnOp, memref::AllocaOp, memref::AllocOp>(
             op))
       return 0;
-    return kiln::queuesDeviceWorkOnly(&op, kLibraryCalls)
+    return kiln::queuesDeviceWorkOnly(&op, kOtherCalls)
                ? std::optional<int64_t>(0)
                : std::nullopt;
   }

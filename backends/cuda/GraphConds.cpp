@@ -83,28 +83,12 @@ using namespace mlir;
 
 namespace {
 
-/// The runtime's library calls a branch may make: in a call's capture,
-/// the call's first run has tuned its convolutions and its tuned call
-/// sites, planned its attention and uploaded its constants already; and
-/// the calls of a loop's or a cond's graph form.
-const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
-                                   KILN_CUDA_CONV_FUNCTION,
-                                   KILN_CUDA_ATTENTION_FUNCTION,
-                                   KILN_CUDA_ATTENTION_GRAD_FUNCTION,
-                                   KILN_CUDA_COPY_CONSTANT_FUNCTION,
-                                   KILN_CUDA_GRAPH_LOOPS_FUNCTION,
-                                   KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
-                                   KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
-                                   KILN_CUDA_GRAPH_CONDS_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_END_FUNCTION,
-                                   KILN_CUDA_TUNE_ROUNDS_FUNCTION,
-                                   KILN_CUDA_TUNE_BEGIN_FUNCTION,
-                                   KILN_CUDA_TUNE_END_FUNCTION};
+/// The runtime's calls a branch may make besides its library work and the
+/// calls of a loop's or a cond's graph form (isDeviceWorkCall): in a
+/// call's capture, the call's first run has tuned its convolutions and its
+/// tuned call sites, planned its attention and uploaded its constants
+/// already, so a constant's copy only queues one.
+const StringLiteral kOtherCalls[] = {KILN_CUDA_COPY_CONSTANT_FUNCTION};
 
 /// The allocation in `block` that `value` is, through a cast and a
 /// reshape (a dense view at offset 0 of all its elements), if it is a
@@ -275,7 +259,7 @@ bool onlyDeviceWork(Region &walked, Region &region) {
       return WalkResult::advance();
     if (isa<scf::YieldOp, scf::ForOp, scf::IfOp>(op))
       return WalkResult::advance();
-    return kiln::queuesDeviceWorkOnly(op, kLibraryCalls)
+    return kiln::queuesDeviceWorkOnly(op, kOtherCalls)
                ? WalkResult::advance()
                : WalkResult::interrupt();
   });

@@ -112,33 +112,6 @@ using kiln::PredicateRead;
 /// The query of a cond's graph form, which a loop's iteration may hold.
 const StringRef kCondGraphForm[] = {KILN_CUDA_GRAPH_CONDS_FUNCTION};
 
-/// The runtime's calls a loop's test and body may make: products, the
-/// calls of a cond's graph form, those of the graph form of a loop inside
-/// such a cond, a tuned call site's (TunedSites.h), and cuDNN's
-/// convolutions and attention (kPlannedCalls). A loop is captured at each
-/// run, where nothing can be timed or planned: a loop holding sites or
-/// cuDNN calls asks kiln_cuda_graph_loops_tuned or _planned, which run it
-/// on the host until the sites are decided and cuDNN has run each call
-/// once (made its plan), and its capture then runs the chosen variants and
-/// the planned calls.
-const StringRef kLibraryCalls[] = {KILN_CUDA_MATMUL_FUNCTION,
-                                   KILN_CUDA_CONV_FUNCTION,
-                                   KILN_CUDA_ATTENTION_FUNCTION,
-                                   KILN_CUDA_ATTENTION_GRAD_FUNCTION,
-                                   KILN_CUDA_GRAPH_CONDS_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_BEGIN_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_ELSE_FUNCTION,
-                                   KILN_CUDA_GRAPH_IF_END_FUNCTION,
-                                   KILN_CUDA_GRAPH_LOOPS_FUNCTION,
-                                   KILN_CUDA_GRAPH_LOOPS_TUNED_FUNCTION,
-                                   KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_BEGIN_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_TEST_FUNCTION,
-                                   KILN_CUDA_GRAPH_WHILE_END_FUNCTION,
-                                   KILN_CUDA_TUNE_ROUNDS_FUNCTION,
-                                   KILN_CUDA_TUNE_BEGIN_FUNCTION,
-                                   KILN_CUDA_TUNE_END_FUNCTION};
-
 /// Whether `op` is a tuned call site's choice of variant, which the
 /// capture of an iteration decides as the runtime answers: the chosen
 /// variant's work becomes nodes of the iteration.
@@ -341,8 +314,6 @@ private:
     return true;
   }
 
-  /// Whether `op` (outside kernels) only queues device work or computes
-  /// host values that do not read memory (kLibraryCalls).
   /// Whether the graph form of a cond (the then region of `choice`) only
   /// queues device work; a cond or a loop inside it counts by its graph
   /// form too (an elif's cond in the else branch of another, a loop in a
@@ -380,6 +351,18 @@ private:
     return !then.wasInterrupted();
   }
 
+  /// Whether `op` (outside kernels) only queues device work or computes
+  /// host values that do not read memory. The runtime's calls a loop's test
+  /// and body may make are its library work (products, and cuDNN's
+  /// convolutions and attention, kPlannedCalls) and the calls of graph
+  /// forms and tuned call sites (isDeviceWorkCall): a cond's graph form,
+  /// that of a loop inside such a cond, and a tuned call site's
+  /// (TunedSites.h). A loop is captured at each run, where nothing can be
+  /// timed or planned: a loop holding sites or cuDNN calls asks
+  /// kiln_cuda_graph_loops_tuned or _planned, which run it on the host
+  /// until the sites are decided and cuDNN has run each call once (made
+  /// its plan), and its capture then runs the chosen variants and the
+  /// planned calls.
   bool allowed(Operation *op) {
     if (auto guard = dyn_cast<scf::IfOp>(op)) {
       auto flag = dyn_cast<BlockArgument>(guard.getCondition());
@@ -398,7 +381,7 @@ private:
     // A cuDNN call is asked about by its descriptor, a constant.
     if (plannedCallOf(op) && !plannedKey(cast<func::CallOp>(op)))
       return false;
-    return kiln::queuesDeviceWorkOnly(op, kLibraryCalls);
+    return kiln::queuesDeviceWorkOnly(op, {});
   }
 
   /// Whether the host computes `value` inside the loop from no memory:
