@@ -815,9 +815,10 @@ void CudaDevice::attention(const int64_t *descriptor, bool gradient,
 
 void CudaDevice::recordPlanned(int64_t code, const int64_t *descriptor,
                                int64_t length) {
-  std::vector<int64_t> key{code};
-  key.insert(key.end(), descriptor, descriptor + length);
-  plannedCalls.insert(std::move(key));
+  auto &descriptors = plannedCalls[code];
+  DescriptorView view{descriptor, descriptor + length};
+  if (!descriptors.count(view))
+    descriptors.emplace(view.begin, view.end);
 }
 
 bool CudaDevice::libraryCallsPlanned(int64_t size, const int64_t *calls) {
@@ -838,8 +839,10 @@ bool CudaDevice::libraryCallsPlanned(int64_t size, const int64_t *calls) {
            std::to_string(code) + ")");
       return false;
     }
-    if (!plannedCalls.count(
-            std::vector<int64_t>(calls + at, calls + at + 1 + length)))
+    auto descriptors = plannedCalls.find(code);
+    if (descriptors == plannedCalls.end() ||
+        !descriptors->second.count(
+            DescriptorView{calls + at + 1, calls + at + 1 + length}))
       return false;
     at += 1 + length;
   }

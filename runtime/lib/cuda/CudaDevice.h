@@ -56,6 +56,7 @@
 
 #include "kiln/runtime.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -358,10 +359,29 @@ private:
   };
   Library<kiln_blas_plugin_t> blas;
   Library<kiln_dnn_plugin_t> dnn;
-  /// The cuDNN calls that have run on this device, each as its
-  /// KILN_CUDA_PLANNED_* code followed by its descriptor: the plug-in
-  /// keeps their plans while the device is open (libraryCallsPlanned).
-  std::set<std::vector<int64_t>> plannedCalls;
+  /// A descriptor's values, compared without a copy.
+  struct DescriptorView {
+    const int64_t *begin, *end;
+  };
+  /// Orders descriptors by their values, stored ones and views alike, so
+  /// that a call looks its descriptor up without building a key.
+  struct DescriptorOrder {
+    using is_transparent = void;
+    static DescriptorView view(const std::vector<int64_t> &values) {
+      return {values.data(), values.data() + values.size()};
+    }
+    static DescriptorView view(DescriptorView values) { return values; }
+    template <typename A, typename B>
+    bool operator()(const A &a, const B &b) const {
+      DescriptorView x = view(a), y = view(b);
+      return std::lexicographical_compare(x.begin, x.end, y.begin, y.end);
+    }
+  };
+  /// The cuDNN calls that have run on this device, by their
+  /// KILN_CUDA_PLANNED_* code: the descriptors of each. The plug-in keeps
+  /// their plans while the device is open (libraryCallsPlanned).
+  std::map<int64_t, std::set<std::vector<int64_t>, DescriptorOrder>>
+      plannedCalls;
   /// Records that the call of `code` on `descriptor` (`length` values)
   /// went through the plug-in.
   void recordPlanned(int64_t code, const int64_t *descriptor, int64_t length);
