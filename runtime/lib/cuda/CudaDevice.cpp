@@ -9,6 +9,7 @@
 #include "kiln/CudaLibraryAbi.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +40,62 @@ CUdeviceptr toDevice(const void *pointer) {
 }
 void *toHost(CUdeviceptr pointer) {
   return reinterpret_cast<void *>(static_cast<uintptr_t>(pointer));
+}
+
+/// The bytes of `factors` elements of `element` bytes each, or SIZE_MAX
+/// where a factor is negative or the product overflows (a descriptor no
+/// compiler wrote).
+size_t bytesOf(size_t element, std::initializer_list<int64_t> factors,
+               const int64_t *dims = nullptr, int64_t rank = 0) {
+  size_t bytes = element;
+  auto times = [&](int64_t factor) {
+    return factor >= 0 &&
+           !__builtin_mul_overflow(bytes, size_t(factor), &bytes);
+  };
+  for (int64_t factor : factors)
+    if (!times(factor))
+      return SIZE_MAX;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!times(dims[i]))
+      return SIZE_MAX;
+  return bytes;
+}
+
+/// The bytes of a convolution's x, w and y, as kiln/CudaLibraryAbi.h lays
+/// them out for `descriptor` (a forward convolution, or its input or
+/// kernel gradient).
+std::array<size_t, 3> convBufferBytes(const int64_t *descriptor) {
+  int64_t k = descriptor[0], groups = descriptor[1], flags = descriptor[3];
+  int64_t n = descriptor[4], c = descriptor[5], o = descriptor[6];
+  const int64_t *in = descriptor + KILN_CUDA_CONV_HEADER_SIZE;
+  const int64_t *kernel = in + k, *out = in + 2 * k;
+  size_t element = kiln_dtype_size(kiln_dtype_t(descriptor[2]));
+  size_t x = bytesOf(element, {n, c}, in, k);
+  if (flags & KILN_CUDA_CONV_WEIGHT_GRADIENT)
+    return {x, bytesOf(element, {n, o}, out, k),
+            bytesOf(element, {o, c / groups}, kernel, k)};
+  size_t y = bytesOf(element, {n, o}, out, k);
+  if (flags & KILN_CUDA_CONV_INPUT_GRADIENT)
+    return {x, bytesOf(element, {c, o / groups}, kernel, k), y};
+  return {x, bytesOf(element, {o, c / groups}, kernel, k), y};
+}
+
+/// The bytes of an attention's buffers (its gradient's with `gradient`),
+/// in the order of kiln/CudaLibraryAbi.h's functions.
+std::vector<size_t> attentionBufferBytes(const int64_t *descriptor,
+                                         bool gradient) {
+  size_t element = kiln_dtype_size(kiln_dtype_t(descriptor[0]));
+  int64_t b = descriptor[2], h = descriptor[3], nq = descriptor[4],
+          nk = descriptor[5], d = descriptor[6], dv = descriptor[7];
+  size_t q = bytesOf(element, {b, h, nq, d}),
+         k = bytesOf(element, {b, h, nk, d}),
+         v = bytesOf(element, {b, h, nk, dv}),
+         o = bytesOf(element, {b, h, nq, dv}), lse = bytesOf(4, {b, h, nq}),
+         mask = bytesOf(element, {descriptor[8], descriptor[9], descriptor[10],
+                                  descriptor[11]});
+  if (!gradient)
+    return {q, k, v, mask, o, lse};
+  return {q, k, v, o, lse, o, mask, q, k, v, bytesOf(4, {b, h, nq, d + 1})};
 }
 
 /// An integer environment variable, or -1 when it is unset or not one.
@@ -766,9 +823,15 @@ void CudaDevice::conv(const int64_t *descriptor, const void *x, const void *w,
   if (!prepare(dnn, loadDnnPlugin, kDnnWorkspaceBytes, "convolutions"))
     return;
   char error[1024] = "";
-  if (dnn.table->conv(dnn.handle, descriptor, x, w, y, streamHandle,
-                      reinterpret_cast<void *>(dnn.workspace),
-                      kDnnWorkspaceBytes, error, sizeof(error)))
+  const void *buffers[] = {x, w, y};
+  std::array<size_t, 3> bytes = convBufferBytes(descriptor);
+  if (callPlanningOutsideCapture(
+          3, buffers, bytes.data(), [&](const void *const *at) {
+            return dnn.table->conv(dnn.handle, descriptor, at[0], at[1],
+                                   const_cast<void *>(at[2]), streamHandle,
+                                   reinterpret_cast<void *>(dnn.workspace),
+                                   kDnnWorkspaceBytes, error, sizeof(error));
+          }))
     refuse(std::string("CUDA convolutions: ") + error);
   else
     recordPlanned(KILN_CUDA_PLANNED_CONV, descriptor,
@@ -802,15 +865,74 @@ void CudaDevice::attention(const int64_t *descriptor, bool gradient,
     return;
   }
   char error[1024] = "";
-  if (dnn.table->attention(dnn.handle, descriptor, gradient, buffers,
-                           streamHandle,
-                           reinterpret_cast<void *>(dnn.workspace),
-                           kDnnWorkspaceBytes, error, sizeof(error)))
+  std::vector<size_t> bytes = attentionBufferBytes(descriptor, gradient);
+  if (callPlanningOutsideCapture(
+          bytes.size(), buffers, bytes.data(), [&](const void *const *at) {
+            return dnn.table->attention(
+                dnn.handle, descriptor, gradient, at, streamHandle,
+                reinterpret_cast<void *>(dnn.workspace), kDnnWorkspaceBytes,
+                error, sizeof(error));
+          }))
     refuse(std::string("CUDA attention: ") + error);
   else
     recordPlanned(gradient ? KILN_CUDA_PLANNED_ATTENTION_GRAD
                            : KILN_CUDA_PLANNED_ATTENTION,
                   descriptor, KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE);
+}
+
+int CudaDevice::callPlanningOutsideCapture(
+    size_t count, const void *const *buffers, const size_t *bytes,
+    const std::function<int(const void *const *buffers)> &call) {
+  int status = call(buffers);
+  if (status != KILN_DNN_PLAN_IN_CAPTURE || !captureTarget)
+    return status;
+  // Sizes no device holds (a descriptor no compiler wrote) leave the
+  // refusal as it is.
+  for (size_t i = 0; i < count; ++i)
+    if (buffers[i] && bytes[i] > (size_t(1) << 48))
+      return status;
+  std::vector<CUgraphNode> after;
+  CUgraph captured = nullptr;
+  if (!check(driver->streamCaptureDependencies(streamHandle, after),
+             "cuStreamGetCaptureInfo (before a library call's plan)") ||
+      !check(driver->streamEndCapture(streamHandle, &captured),
+             "cuStreamEndCapture (before a library call's plan)"))
+    return status;
+  // The scratch buffers: each as far into a fresh allocation (aligned to
+  // 256 bytes at least) as the real buffer is from a 256-byte boundary, so
+  // that the plug-in keys the plan it makes as it keys the real call's.
+  // They start zeroed (the timing of a plan's candidates reads them).
+  std::vector<CUdeviceptr> allocated;
+  std::vector<const void *> scratch(count, nullptr);
+  bool ready = true;
+  for (size_t i = 0; i < count && ready; ++i) {
+    if (!buffers[i])
+      continue;
+    size_t offset = reinterpret_cast<uintptr_t>(buffers[i]) % 256;
+    size_t words = (offset + bytes[i] + 3) / 4;
+    CUdeviceptr base = 0;
+    ready = check(driver->memAlloc(&base, words * 4),
+                  "cuMemAlloc (a library call's scratch buffer)") &&
+            check(driver->memsetD32(base, 0, words),
+                  "cuMemsetD32 (a library call's scratch buffer)");
+    if (base)
+      allocated.push_back(base);
+    scratch[i] = toHost(base + offset);
+  }
+  int planned = ready ? call(scratch.data()) : status;
+  // The scratch buffers go once the plan's runs on them are done.
+  if (!allocated.empty())
+    check(driver->streamSynchronize(streamHandle),
+          "cuStreamSynchronize (after a library call's plan)");
+  for (CUdeviceptr base : allocated)
+    driver->memFree(base);
+  if (!check(driver->streamBeginCaptureToGraph(streamHandle, captureTarget,
+                                               after,
+                                               CU_STREAM_CAPTURE_MODE_RELAXED),
+             "cuStreamBeginCaptureToGraph (after a library call's plan)") ||
+      !failure.empty() || planned)
+    return planned ? planned : 1;
+  return call(buffers);
 }
 
 void CudaDevice::recordPlanned(int64_t code, const int64_t *descriptor,

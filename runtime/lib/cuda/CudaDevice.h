@@ -58,6 +58,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -385,6 +386,18 @@ private:
   /// Records that the call of `code` on `descriptor` (`length` values)
   /// went through the plug-in.
   void recordPlanned(int64_t code, const int64_t *descriptor, int64_t length);
+  /// Runs a cuDNN call, `call` on its `count` buffers (device addresses of
+  /// `bytes` each, nulls for absent ones), and answers its status. Where
+  /// the plug-in answers KILN_DNN_PLAN_IN_CAPTURE (a plan new to it while
+  /// the stream is captured: buffers aligned otherwise than at the call's
+  /// earlier runs, or a call the capture meets first), the capture is ended
+  /// where it stands, the call made once on scratch buffers of the same
+  /// sizes and alignments, which makes the plan and runs nothing the
+  /// capture holds, and the capture goes on from the same nodes, where the
+  /// call is made again. A failure of the driver on the way fails the call.
+  int callPlanningOutsideCapture(
+      size_t count, const void *const *buffers, const size_t *bytes,
+      const std::function<int(const void *const *buffers)> &call);
   /// Loads `library`'s plug-in with `load`, makes its handle and a
   /// workspace of `workspaceBytes` where missing; a step that fails is
   /// recorded (its message naming `what`, "products" or "convolutions")

@@ -89,7 +89,7 @@ struct FakeState {
   std::map<CUdeviceptr, size_t> deviceSizes;
   int moduleLoads = 0, functionLookups = 0, launches = 0, htod = 0, dtoh = 0;
   int launchAttempts = 0;
-  int managedAllocations = 0, deviceAllocations = 0, syncs = 0;
+  int managedAllocations = 0, deviceAllocations = 0, deviceFrees = 0, syncs = 0;
   int asyncCopies = 0;
   bool sawErrorLogOption = false;
   std::string loadedImage;
@@ -147,6 +147,19 @@ struct FakeState {
       clock += kernelMs[name];
   }
   std::string linkedLibrary;
+
+  /// Whether the `bytes` at `pointer` lie in one live device allocation,
+  /// or `pointer` lies in none (host memory a fixture passes: the fake's
+  /// device memory is the host's).
+  bool fits(const void *pointer, size_t bytes) const {
+    auto at = reinterpret_cast<CUdeviceptr>(pointer);
+    auto next = deviceSizes.upper_bound(at);
+    if (next == deviceSizes.begin())
+      return true;
+    --next;
+    return at >= next->first + next->second ||
+           at + bytes <= next->first + next->second;
+  }
 
   /// Queues `work` on the stream, or adds it to the graph being captured.
   void enqueue(std::function<void()> work) {
@@ -334,7 +347,7 @@ public:
     s.drain();
     if (!s.live.erase(pointer))
       return 1;
-    s.deviceOnly.erase(pointer);
+    s.deviceFrees += s.deviceOnly.erase(pointer);
     s.deviceBytes -= s.deviceSizes[pointer];
     s.deviceSizes.erase(pointer);
     std::free(reinterpret_cast<void *>(pointer));
@@ -637,7 +650,8 @@ kiln::format::ModuleContents cudaModuleContents() {
                            "double_until_tuned_loop",
                            "double_until_conv",
                            "double_until_conv_loop",
-                           "double_until_conv_malformed"}) {
+                           "double_until_conv_malformed",
+                           "double_until_conv_shifted"}) {
     kiln::format::FunctionSignature bracketed = scale2;
     bracketed.name = name;
     bracketed.entrySymbol = std::string("kiln_entry_") + name;
@@ -686,10 +700,16 @@ kiln::format::ModuleContents cudaModuleContents() {
   attend.name = "attend_missing_mask";
   attend.entrySymbol = "kiln_entry_attend_missing_mask";
   contents.functions.push_back(attend);
+  attend.name = "attend_graph";
+  attend.entrySymbol = "kiln_entry_attend_graph";
+  contents.functions.push_back(attend);
   attend.name = "attend_grad";
   attend.entrySymbol = "kiln_entry_attend_grad";
   attend.inputs = {bf16("q"), bf16("k"), bf16("v"), bf16("o"), lse, bf16("do")};
   attend.outputs = {bf16("dq"), bf16("dk"), bf16("dv")};
+  contents.functions.push_back(attend);
+  attend.name = "attend_grad_graph";
+  attend.entrySymbol = "kiln_entry_attend_grad_graph";
   contents.functions.push_back(attend);
   kiln::format::FunctionSignature product;
   product.name = "product";
@@ -828,12 +848,45 @@ struct FakeDnnState {
   std::vector<const void *> attentionBuffers;
   /// Where not empty, every convolution is refused with this error.
   std::string refuseConvs;
-  /// The convolutions' descriptors made plans for, as cuDNN's plug-in
-  /// makes one at a descriptor's first run; and the plans asked for while
-  /// the stream was captured, which the plug-in refuses (a capture cannot
-  /// hold cuDNN's planning and timing).
+  /// The plans made, as cuDNN's plug-in makes one at a call's first run:
+  /// each a call's descriptor (with the direction for attention) and
+  /// whether each of its buffers is 16-byte aligned (cuDNN's plug-in keys
+  /// by alignments up to 256 bytes; the fake's allocations are 16-byte
+  /// aligned, so that its keys do not depend on where a buffer lies); and
+  /// the plans asked for while the stream was captured, which the plug-in
+  /// refuses (a capture cannot hold cuDNN's planning and timing).
   std::set<std::vector<int64_t>> plans;
   int plansDuringCapture = 0;
+  /// Buffers a call was given that run past the end of the device
+  /// allocation they start in.
+  int outOfBounds = 0;
+  /// Whether the call of `key` with `buffers` has its plan: makes it where
+  /// the stream is not captured, else refuses with KILN_DNN_PLAN_IN_CAPTURE.
+  int plan(std::vector<int64_t> key,
+           std::initializer_list<const void *> buffers, char *error,
+           size_t size) {
+    for (const void *buffer : buffers)
+      key.push_back(reinterpret_cast<uintptr_t>(buffer) % 16 == 0);
+    if (plans.count(key))
+      return 0;
+    if (device->capturing) {
+      ++plansDuringCapture;
+      std::snprintf(error, size, "a plan made inside a capture");
+      return KILN_DNN_PLAN_IN_CAPTURE;
+    }
+    plans.insert(key);
+    return 0;
+  }
+  /// Counts each of `buffers` (address and bytes) that runs out of its
+  /// allocation; whether none does (the fake then runs nothing, which
+  /// would write past the allocation).
+  bool
+  checkBounds(std::initializer_list<std::pair<const void *, size_t>> buffers) {
+    int before = outOfBounds;
+    for (auto [buffer, bytes] : buffers)
+      outOfBounds += !device->fits(buffer, bytes);
+    return outOfBounds == before;
+  }
 };
 FakeDnnState *fakeDnn = nullptr;
 
@@ -858,15 +911,15 @@ const kiln_dnn_plugin_t fakeDnnTable = {
         std::snprintf(error, size, "the fake runs 2-d f32 only");
         return 1;
       }
-      std::vector<int64_t> key(d, d + 21);
-      if (!fakeDnn->plans.count(key)) {
-        if (fakeDnn->device->capturing) {
-          ++fakeDnn->plansDuringCapture;
-          std::snprintf(error, size, "a plan made inside a capture");
-          return 1;
-        }
-        fakeDnn->plans.insert(key);
-      }
+      if (int refused = fakeDnn->plan(std::vector<int64_t>(d, d + 21),
+                                      {x, w, y}, error, size))
+        return refused;
+      int64_t groups = d[1], n = d[4], c = d[5], o = d[6];
+      if (!fakeDnn->checkBounds(
+              {{x, sizeof(float) * n * c * d[7] * d[8]},
+               {w, sizeof(float) * o * (c / groups) * d[9] * d[10]},
+               {y, sizeof(float) * n * o * d[11] * d[12]}}))
+        return std::snprintf(error, size, "a buffer out of bounds"), 1;
       ++fakeDnn->convs;
       fakeDnn->descriptors.emplace_back(d, d + 21);
       fakeDnn->workspaces.insert(workspace);
@@ -906,7 +959,29 @@ const kiln_dnn_plugin_t fakeDnnTable = {
     // 0, 1, ... into lse, the gradient do into dq, k into dk and v into
     // dv, so that a test sees each buffer where the ABI puts it.
     [](void *, const int64_t *d, int gradient, const void *const *buffers,
-       void *stream, void *workspace, size_t, char *, size_t) -> int {
+       void *stream, void *workspace, size_t, char *error, size_t size) -> int {
+      std::vector<int64_t> key(d, d + KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE);
+      key.push_back(gradient);
+      const void *const *b = buffers;
+      if (int refused = gradient
+                            ? fakeDnn->plan(key,
+                                            {b[0], b[1], b[2], b[3], b[4], b[5],
+                                             b[7], b[8], b[9]},
+                                            error, size)
+                            : fakeDnn->plan(key, {b[0], b[1], b[2], b[4], b[5]},
+                                            error, size))
+        return refused;
+      // What the fake reads and writes below.
+      const size_t halves = 64 * sizeof(uint16_t), lse = 8 * sizeof(float);
+      if (gradient ? !fakeDnn->checkBounds({{b[1], halves},
+                                            {b[2], halves},
+                                            {b[5], halves},
+                                            {b[7], halves},
+                                            {b[8], halves},
+                                            {b[9], halves}})
+                   : !fakeDnn->checkBounds(
+                         {{b[2], halves}, {b[4], halves}, {b[5], lse}}))
+        return std::snprintf(error, size, "a buffer out of bounds"), 1;
       ++fakeDnn->attentions;
       fakeDnn->descriptors.emplace_back(
           d, d + KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE);
@@ -914,8 +989,8 @@ const kiln_dnn_plugin_t fakeDnnTable = {
       fakeDnn->device->queuedOn.insert(static_cast<CUstream>(stream));
       size_t count = gradient ? 11 : 6;
       fakeDnn->attentionBuffers.assign(buffers, buffers + count);
-      std::vector<const void *> b(buffers, buffers + count);
-      fakeDnn->device->enqueue([b, gradient] {
+      std::vector<const void *> queued(buffers, buffers + count);
+      fakeDnn->device->enqueue([b = queued, gradient] {
         auto copy = [](const void *from, const void *to) {
           std::memcpy(const_cast<void *>(to), from, 64 * sizeof(uint16_t));
         };
@@ -1321,7 +1396,7 @@ kiln::test::Outcome callAttention(kiln_module_t *module, const char *name,
                                   std::vector<TensorPtr> &outputs) {
   const kiln_function_t *function = nullptr;
   take(kiln_module_function_lookup(module, name, &function));
-  bool gradient = std::string(name) == "attend_grad";
+  bool gradient = std::string(name).rfind("attend_grad", 0) == 0;
   std::vector<TensorPtr> inputs;
   for (int k = 0; k < (gradient ? 6 : 3); ++k) {
     if (gradient && k == 4) {
@@ -3105,16 +3180,10 @@ TEST_F(FakeCudaTuningTest, ALoopHoldingASiteRunsAsAGraphOnceItIsDecided) {
 TEST_F(FakeCudaGraphTest, ALoopHoldingAConvolutionRunsAsAGraphOnceItHasRun) {
   ModulePtr module = loadCudaModule();
   ASSERT_TRUE(module);
-  // A loop captured at its first run would need the convolution's plan
-  // made inside the capture, which the plug-in refuses.
-  TensorPtr y;
-  expectDeviceError(callScale2(module.get(), y, "double_until_conv"),
-                    "CUDA convolutions: a plan made inside a capture");
-  EXPECT_EQ(dnn.plansDuringCapture, 1);
-  EXPECT_EQ(dnn.convs, 0);
   // As kiln-cuda-graph-loops makes it, the loop asks whether its
   // convolution has run: the first call runs it on the host (seven trips),
   // which makes the plan.
+  TensorPtr y;
   int captures = state.captures;
   for (int call = 1; call <= 3; ++call) {
     int convs = dnn.convs;
@@ -3134,7 +3203,7 @@ TEST_F(FakeCudaGraphTest, ALoopHoldingAConvolutionRunsAsAGraphOnceItHasRun) {
     }
     captures = state.captures;
   }
-  EXPECT_EQ(dnn.plansDuringCapture, 1);
+  EXPECT_EQ(dnn.plansDuringCapture, 0);
   EXPECT_EQ(dnn.plans.size(), 1u);
   // Once planned, the loop that did not ask is a graph too.
   kiln::test::Outcome unasked =
@@ -3146,6 +3215,97 @@ TEST_F(FakeCudaGraphTest, ALoopHoldingAConvolutionRunsAsAGraphOnceItHasRun) {
       callScale2(module.get(), y, "double_until_conv_malformed"),
       "a CUDA graph loop's library calls are malformed at value 0 of 21 "
       "(code 1)");
+}
+
+TEST_F(FakeCudaGraphTest, ALoopCapturedBeforeItsConvolutionRanPlansItOutside) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // The loop does not ask whether its convolution has run, so its first
+  // run is captured: the plug-in refuses to plan inside the capture, the
+  // runtime ends the capture, makes the plan on scratch buffers and
+  // captures the convolution again.
+  for (int call = 1; call <= 2; ++call) {
+    int convs = dnn.convs, launches = state.graphLaunches;
+    TensorPtr y;
+    kiln::test::Outcome done = callScale2(module.get(), y, "double_until_conv");
+    ASSERT_TRUE(done.ok()) << done.message;
+    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}))
+        << "call " << call;
+    // The first call: the call on scratch buffers, then the captured one.
+    EXPECT_EQ(dnn.convs - convs, call == 1 ? 2 : 1) << "call " << call;
+    EXPECT_EQ(state.graphLaunches - launches, 1) << "call " << call;
+  }
+  EXPECT_EQ(dnn.plansDuringCapture, 1);
+  EXPECT_EQ(dnn.plans.size(), 1u);
+  // The scratch buffers were as large as the ABI says, waited for and
+  // freed (x, w and y: three).
+  EXPECT_EQ(dnn.outOfBounds, 0);
+  EXPECT_EQ(state.deviceFrees, 3);
+  EXPECT_EQ(state.syncsDuringCapture, 0);
+  EXPECT_EQ(state.capturing, nullptr);
+  module.reset();
+  EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+}
+
+TEST_F(FakeCudaGraphTest,
+       ALoopMeetingABufferAlignedAnewPlansItOutsideTheCapture) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  TensorPtr y;
+  kiln::test::Outcome done =
+      callScale2(module.get(), y, "double_until_conv_loop");
+  ASSERT_TRUE(done.ok()) << done.message;
+  EXPECT_EQ(dnn.plans.size(), 1u);
+  // The same convolution with its filter 4 bytes past a 16-byte boundary:
+  // the loop's query finds the descriptor run, so the loop is captured,
+  // where the plug-in has no plan for these alignments. The plan is made
+  // on scratch buffers aligned as the filter is, and the loop runs as a
+  // graph.
+  for (int call = 1; call <= 2; ++call) {
+    int launches = state.graphLaunches;
+    done = callScale2(module.get(), y, "double_until_conv_shifted");
+    ASSERT_TRUE(done.ok()) << done.message;
+    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}))
+        << "call " << call;
+    EXPECT_EQ(state.graphLaunches - launches, 1) << "call " << call;
+  }
+  EXPECT_EQ(dnn.plansDuringCapture, 1);
+  EXPECT_EQ(dnn.plans.size(), 2u);
+  EXPECT_EQ(dnn.outOfBounds, 0);
+  EXPECT_EQ(state.capturing, nullptr);
+}
+
+TEST_F(FakeCudaGraphTest, ACallCaptureMeetingANewAttentionPlanKeepsItsGraph) {
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  for (const char *name : {"attend_graph", "attend_grad_graph"}) {
+    // The first call runs without a capture and makes the plan; the plug-in
+    // then loses it (as where the second call's buffers are aligned
+    // otherwise), so that the capture of the second call meets none.
+    std::vector<TensorPtr> outputs;
+    kiln::test::Outcome call = callAttention(module.get(), name, outputs);
+    ASSERT_TRUE(call.ok()) << call.message;
+    dnn.plans.clear();
+    int refusals = dnn.plansDuringCapture;
+    uint64_t captures = cudaStats(module.get()).graph_captures;
+    for (int round = 2; round <= 3; ++round) {
+      call = callAttention(module.get(), name, outputs);
+      ASSERT_TRUE(call.ok()) << name << ": " << call.message;
+      bool gradient = std::string(name) == "attend_grad_graph";
+      EXPECT_EQ(halvesOf(outputs[0]), halvesFrom(gradient ? 500 : 200))
+          << name << ", call " << round;
+    }
+    // The plan was made outside the capture, and the call's graph, kept,
+    // launched again at the third call.
+    EXPECT_EQ(dnn.plansDuringCapture - refusals, 1) << name;
+    EXPECT_EQ(cudaStats(module.get()).graph_captures - captures, 1u) << name;
+    EXPECT_EQ(dnn.plans.size(), 1u) << name;
+  }
+  EXPECT_EQ(cudaStats(module.get()).graph_calls, 4u);
+  EXPECT_EQ(dnn.outOfBounds, 0);
+  EXPECT_EQ(state.capturing, nullptr);
+  module.reset();
+  EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
 }
 
 TEST_F(FakeCudaTuningTest, AVariantTheDeviceCannotLaunchIsDropped) {

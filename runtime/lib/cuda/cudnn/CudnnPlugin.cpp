@@ -256,16 +256,17 @@ bool capturing(void *stream) {
 /// The refusal of a plan to make while `stream` is captured: cuDNN's
 /// plans (its heuristics, the engines' finalization, the timing of the
 /// candidates) are made outside a capture, which could not hold them. The
-/// runtime runs a call or a loop outside a capture first (a captured
-/// call's failure runs it again without one), so only work the device has
-/// not run before, or buffers aligned otherwise than at its earlier runs,
-/// meet this.
+/// runtime runs a call or a loop outside a capture first, so only work the
+/// device has not run before, or buffers aligned otherwise than at its
+/// earlier runs, meet this; the runtime then makes the plan outside the
+/// capture (KILN_DNN_PLAN_IN_CAPTURE).
 int refusePlanInCapture(char *error, size_t errorSize, const char *what) {
-  return fail(error, errorSize,
-              "the %s's cuDNN plan is made at its first run, which a CUDA "
-              "graph's capture cannot hold (this %s, or its buffers' "
-              "alignment, is new to the device inside a capture)",
-              what, what);
+  fail(error, errorSize,
+       "the %s's cuDNN plan is made at its first run, which a CUDA "
+       "graph's capture cannot hold (this %s, or its buffers' "
+       "alignment, is new to the device inside a capture)",
+       what, what);
+  return KILN_DNN_PLAN_IN_CAPTURE;
 }
 
 /// Whether first calls time their candidates (KILN_CUDA_CONV_TUNE unset
