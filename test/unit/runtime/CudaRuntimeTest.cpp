@@ -16,6 +16,7 @@
 #include "cuda/BlasPluginLoader.h"
 #include "cuda/CudaDevice.h"
 #include "cuda/CudaDriver.h"
+#include "cuda/LibraryBuffers.h"
 
 #include "kiln/CudaLibraryAbi.h"
 
@@ -3306,6 +3307,59 @@ TEST_F(FakeCudaGraphTest, ACallCaptureMeetingANewAttentionPlanKeepsItsGraph) {
   EXPECT_EQ(state.capturing, nullptr);
   module.reset();
   EXPECT_TRUE(state.live.empty()) << "device buffers leaked";
+}
+
+TEST(LibraryBuffersTest, ConvolutionBuffersAreSizedAsTheAbiLaysThemOut) {
+  using kiln::runtime::cuda::convBufferBytes;
+  // 2-d f32, 2 groups: N 3, C 4, O 6, D 5x7, K 3x2, E 3x6 (the strides,
+  // padding and dilation do not size a buffer).
+  int64_t conv[] = {
+      2, 2, KILN_DTYPE_F32, 0, 3, 4, 6, 5, 7, 3, 2, 3, 6, 1, 1, 0, 0, 0, 0,
+      1, 1};
+  // x [3, 4, 5, 7], w [6, 2, 3, 2], y [3, 6, 3, 6].
+  EXPECT_EQ(convBufferBytes(conv), (std::array<size_t, 3>{1680, 288, 1296}));
+  // The input gradient: x the cotangent [3, 4, 5, 7], w [4, 3, 3, 2], y
+  // [3, 6, 3, 6].
+  conv[3] = KILN_CUDA_CONV_INPUT_GRADIENT;
+  EXPECT_EQ(convBufferBytes(conv), (std::array<size_t, 3>{1680, 288, 1296}));
+  // The kernel gradient: x the input [3, 4, 5, 7], w the cotangent
+  // [3, 6, 3, 6], y [6, 2, 3, 2].
+  conv[3] = KILN_CUDA_CONV_WEIGHT_GRADIENT;
+  EXPECT_EQ(convBufferBytes(conv), (std::array<size_t, 3>{1680, 1296, 288}));
+  // 3-d f16: x [1, 2, 2, 3, 4], w [4, 2, 1, 2, 1], y [1, 4, 2, 2, 4].
+  int64_t volume[] = {3, 1, KILN_DTYPE_F16,
+                      0, 1, 2,
+                      4, 2, 3,
+                      4, 1, 2,
+                      1, 2, 2,
+                      4, 1, 1,
+                      1, 0, 0,
+                      0, 0, 0,
+                      0, 1, 1,
+                      1};
+  EXPECT_EQ(convBufferBytes(volume), (std::array<size_t, 3>{96, 32, 128}));
+  // Sizes no descriptor from the compiler gives are SIZE_MAX.
+  conv[3] = 0;
+  conv[4] = -3;
+  EXPECT_EQ(convBufferBytes(conv)[0], SIZE_MAX);
+  conv[4] = int64_t(1) << 40;
+  conv[5] = int64_t(1) << 40;
+  EXPECT_EQ(convBufferBytes(conv)[0], SIZE_MAX);
+}
+
+TEST(LibraryBuffersTest, AttentionBuffersAreSizedAsTheAbiLaysThemOut) {
+  using kiln::runtime::cuda::attentionBufferBytes;
+  // bf16, B 2, H 3, Nq 5, Nk 7, D 8, Dv 4, a mask [1, 3, 5, 7].
+  const int64_t attention[] = {
+      KILN_DTYPE_BF16, 3, 2, 3, 5, 7, 8, 4, 1, 3, 5, 7, 0};
+  // q, k, v, mask, o, lse (f32).
+  EXPECT_EQ(attentionBufferBytes(attention, false),
+            (std::vector<size_t>{480, 672, 336, 210, 240, 120}));
+  // q, k, v, o, lse, do, mask, dq, dk, dv, and the f32 scratch
+  // [2, 3, 5, 9].
+  EXPECT_EQ(attentionBufferBytes(attention, true),
+            (std::vector<size_t>{480, 672, 336, 240, 120, 240, 210, 480, 672,
+                                 336, 1080}));
 }
 
 TEST_F(FakeCudaTuningTest, AVariantTheDeviceCannotLaunchIsDropped) {
