@@ -14,7 +14,9 @@
 // attention, whose plans cuDNN makes at their first run) asks whether its
 // sites are decided and its calls have run (kiln_cuda_graph_loops_tuned,
 // kiln_cuda_graph_loops_planned with each call's code and descriptor), and
-// runs on the host until they are.
+// runs on the host until they are (a capture that still meets a call
+// without a plan, its buffers aligned otherwise than before, has the
+// runtime make the plan outside the capture and capture on).
 //
 // Captured work keeps the addresses it was captured with, so the values a
 // loop carries must stay in the same buffers from one iteration to the
