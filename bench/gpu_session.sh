@@ -49,7 +49,9 @@
 #            against numpy in float64 on the GPU, 8 seeds at a time;
 #         5. loops.log: every end-to-end program, random program and
 #            random gradient on the GPU against the CPU's outputs, its
-#            loops as CUDA graphs and as host loops, and the `while`
+#            loops as CUDA graphs and as host loops (and those holding
+#            cuDNN calls captured from their first call,
+#            KILN_CUDA_CAPTURE_UNPLANNED=1), and the `while`
 #            workload timed (about 440 cases, 8 at a time).
 #       The parts' limits (180, 120, 130, 50, 50 and 60 s) keep the whole
 #       under the 10 minutes of one device call; a part cut off keeps what

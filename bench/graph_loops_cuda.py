@@ -47,8 +47,11 @@ Two steps, so that the GPU machine needs neither the compiler nor LLVM:
         of its largest magnitude, or element by element within the
         end-to-end harness's CUDA tolerance (test/e2e/README.md; f16 and
         bf16 two steps of their precision, one for each side's rounding,
-        or the function's kiln.e2e_half_rtol). Exit status 1 if any output
-        is off.
+        or the function's kiln.e2e_half_rtol). A module whose loops hold
+        cuDNN calls (which ask kiln_cuda_graph_loops_planned) also runs
+        once with KILN_CUDA_CAPTURE_UNPLANNED=1: its loops are captured at
+        that first call, the calls' plans made outside the capture. Exit
+        status 1 if any output is off.
 """
 
 import argparse
@@ -202,6 +205,13 @@ def prepare(args):
             continue
         run([compile_, source, "-o", cpu])
         loops = "kiln.while" in text
+        # A loop holding cuDNN calls asks whether they have run
+        # (kiln_cuda_graph_loops_planned): such a module also runs with
+        # KILN_CUDA_CAPTURE_UNPLANNED=1, its loops captured from the first
+        # run and the plans made outside the capture.
+        with open(cuda, "rb") as f:
+            unplanned = (not on_cpu and
+                         b"kiln_cuda_graph_loops_planned" in f.read())
         for function, inputs, results, attributes in signatures(text):
             if program.endswith("_grad") and function == "main":
                 continue  # The program's own case has it.
@@ -235,6 +245,7 @@ def prepare(args):
             cases.append({"case": case, "module": os.path.basename(cuda),
                           "function": function, "inputs": files,
                           "loops": loops and not on_cpu,
+                          "unplanned": unplanned,
                           "results": [dtype for _, dtype in results],
                           **attributes})
     baselines = []
@@ -268,9 +279,12 @@ def prepare(args):
     print(f"{len(cases)} cases in {out}")
 
 
-def call(folder, case, graphs, extra=(), runner=".", device="cuda"):
-    env = dict(os.environ, KILN_CUDA_GRAPHS="1" if graphs else "0")
+def call(folder, case, graphs, extra=(), runner=".", device="cuda",
+         unplanned=False):
+    env = dict(os.environ, KILN_CUDA_GRAPHS="1" if graphs else "0",
+               KILN_CUDA_CAPTURE_UNPLANNED="1" if unplanned else "0")
     outputs = os.path.join(folder, case["case"],
+                           "unplanned" if unplanned else
                            "graphs" if graphs else "host")
     command = [os.path.join(folder, runner, "bin", "kiln-run"),
                os.path.join(folder, case["module"]), "--device", device,
@@ -444,10 +458,12 @@ def check(args):
     device = meta.get("device", "cuda")
     if device == "cuda":
         print("| case | graphs (third call): error, waits, loops as graphs, "
-              "calls as graphs | host loops: error, waits |")
+              "calls as graphs | host loops: error, waits | loops holding "
+              "cuDNN calls captured from their first run "
+              "(KILN_CUDA_CAPTURE_UNPLANNED=1), first call |")
     else:
         print("| case | the kernels on the host: error |")
-    print("|---|---|" + ("---|" if device == "cuda" else ""), flush=True)
+    print("|---|---|" + ("---|---|" if device == "cuda" else ""), flush=True)
     # The cases run --jobs at a time (each kiln-run process opens a CUDA
     # context of its own, most of a small case's time), printed in order.
     failures = 0
@@ -464,10 +480,17 @@ def check(args):
 def check_case(np, folder, case, device, tolerance):
     """(the case's row of the report, how many of its calls failed)."""
     row, failures = [], 0
-    for graphs in (True, False) if case.get("loops", True) else (True,):
+    modes = [(True, False), (False, False)] if case.get("loops", True) \
+        else [(True, False)]
+    if case.get("unplanned"):
+        modes.append((True, True))
+    for graphs, unplanned in modes:
+        # Captured from the first run, the first call is the one whose
+        # capture made the plans outside it: it runs alone.
         result, outputs = call(folder, case, graphs,
                                ["--repeat", "2"] if graphs and
-                               device == "cuda" else [], device=device)
+                               not unplanned and device == "cuda" else [],
+                               device=device, unplanned=unplanned)
         if result.returncode != 0:
             row.append("failed: " + (result.stderr.strip().splitlines()
                                      or ["?"])[-1][:160])
@@ -488,7 +511,8 @@ def check_case(np, folder, case, device, tolerance):
     if device != "cuda":
         return f"| {case['case']} | {row[0]} |", failures
     return (f"| {case['case']} | {row[0]} | "
-            f"{row[1] if len(row) > 1 else '(no loop)'} |", failures)
+            f"{row[1] if len(row) > 1 else '(no loop)'} | "
+            f"{row[2] if len(row) > 2 else '-'} |", failures)
 
 
 def main():

@@ -203,7 +203,9 @@ public:
   /// layout of kiln/CudaLibraryAbi.h's KILN_CUDA_GRAPH_LOOPS_PLANNED_FUNCTION)
   /// has run on this device before, so that its plug-in holds its plan: a
   /// loop holding them may then be captured into a graph. A malformed list
-  /// fails the call.
+  /// fails the call. With KILN_CUDA_CAPTURE_UNPLANNED=1, true for every
+  /// well-formed list: loops are captured from their first run, the plans
+  /// made outside the capture (callPlanningOutsideCapture).
   bool libraryCallsPlanned(int64_t size, const int64_t *calls);
 
   // Loops the host code runs on the device as a CUDA graph with

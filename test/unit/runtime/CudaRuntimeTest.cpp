@@ -1650,6 +1650,7 @@ protected:
   }
   ScopedVariable library{"KILN_CUDA_DEVRT", kFakeDeviceRuntime};
   ScopedVariable graphs{"KILN_CUDA_GRAPHS", nullptr};
+  ScopedVariable unplanned{"KILN_CUDA_CAPTURE_UNPLANNED", nullptr};
 
   /// After a call that failed during a loop's capture: the capture was
   /// ended and nothing was launched as a graph, and the stream takes work
@@ -3274,6 +3275,33 @@ TEST_F(FakeCudaGraphTest,
   EXPECT_EQ(dnn.plans.size(), 2u);
   EXPECT_EQ(dnn.outOfBounds, 0);
   EXPECT_EQ(state.capturing, nullptr);
+}
+
+TEST_F(FakeCudaGraphTest,
+       CapturingUnplannedLoopsMakesThemGraphsFromTheirFirstRun) {
+  ScopedVariable unplanned{"KILN_CUDA_CAPTURE_UNPLANNED", "1"};
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  // The loop asks whether its convolution has run: not yet, but the
+  // runtime captures it anyway and makes the plan outside the capture.
+  for (int call = 1; call <= 2; ++call) {
+    int convs = dnn.convs, launches = state.graphLaunches;
+    TensorPtr y;
+    kiln::test::Outcome done =
+        callScale2(module.get(), y, "double_until_conv_loop");
+    ASSERT_TRUE(done.ok()) << done.message;
+    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}))
+        << "call " << call;
+    EXPECT_EQ(dnn.convs - convs, call == 1 ? 2 : 1) << "call " << call;
+    EXPECT_EQ(state.graphLaunches - launches, 1) << "call " << call;
+  }
+  EXPECT_EQ(dnn.plansDuringCapture, 1);
+  // A malformed list still fails the call.
+  TensorPtr y;
+  expectDeviceError(
+      callScale2(module.get(), y, "double_until_conv_malformed"),
+      "a CUDA graph loop's library calls are malformed at value 0 of 21 "
+      "(code 1)");
 }
 
 TEST_F(FakeCudaGraphTest, ACallCaptureMeetingANewAttentionPlanKeepsItsGraph) {
