@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
@@ -12,6 +13,28 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
+
+/// Whether `address`, a buffer's address as an index
+/// (memref.extract_aligned_pointer_as_index), stays a number on the host:
+/// the deallocation's bookkeeping compares and records base addresses. An
+/// address made a pointer again (llvm.inttoptr: the runtime's library
+/// calls take their buffers so), passed to a function or read by a kernel
+/// hands the buffer's elements to code that reads or writes them.
+static bool addressStaysOnHost(Value address) {
+  SmallVector<Value> worklist{address};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    for (Operation *user : current.getUsers()) {
+      if (isa<LLVM::IntToPtrOp, func::CallOp, func::ReturnOp>(user) ||
+          user->getParentOfType<gpu::LaunchOp>())
+        return false;
+      if (seen.insert(user).second)
+        llvm::append_range(worklist, user->getResults());
+    }
+  }
+  return true;
+}
 
 static bool isHostOnly(Value buffer,
                        llvm::SmallPtrSetImpl<void *> &visiting) {
@@ -33,8 +56,10 @@ static bool isHostOnly(Value buffer,
         continue;
       }
       if (isa<memref::LoadOp, memref::StoreOp, memref::DimOp,
-              memref::DeallocOp, memref::ExtractAlignedPointerAsIndexOp>(
-              user))
+              memref::DeallocOp>(user))
+        continue;
+      if (auto address = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user);
+          address && addressStaysOnHost(address.getAlignedPointer()))
         continue;
       if (auto call = dyn_cast<func::CallOp>(user)) {
         auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(

@@ -22,7 +22,8 @@ namespace kiln {
 
 /// Whether every use of `buffer`, followed through casts and into the
 /// functions it is passed to, is host code that loads, stores, measures,
-/// describes or frees it, outside any kernel.
+/// describes or frees it, outside any kernel; its address taken counts only
+/// where it stays a number (not a pointer handed to a library call).
 bool isHostOnlyBuffer(Value buffer);
 
 /// The buffers of a module whose elements its host code reads or writes

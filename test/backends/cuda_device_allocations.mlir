@@ -158,3 +158,33 @@ func.func @kiln_entry_f(%args: !llvm.ptr) {
   func.call @kiln_impl_f(%a, %b) : (memref<4xf32>, memref<4xf32>) -> ()
   return
 }
+
+// -----
+
+// A result buffer that only a library call writes, through its address
+// made a pointer in the function it is passed to, is device memory: the
+// address leaves the host (random program 12 of kiln-program-fuzz, whose
+// private function's batched product wrote into host memory on a GPU).
+// Addresses the host only compares or stores stay bookkeeping.
+// CHECK-LABEL: func.func @address_to_a_library
+// CHECK:         gpu.alloc async [%{{.+}}] () : memref<8x16xf32>
+// CHECK:         memref.alloc() : memref<1xindex>
+// CHECK-NOT:     memref.alloc() : memref<8x16xf32>
+func.func @address_to_a_library() -> index {
+  %r = memref.alloc() : memref<8x16xf32>
+  func.call @writes(%r) : (memref<8x16xf32>) -> ()
+  %c0 = arith.constant 0 : index
+  %book = memref.alloc() : memref<1xindex>
+  %p = memref.extract_aligned_pointer_as_index %book : memref<1xindex> -> index
+  memref.store %p, %book[%c0] : memref<1xindex>
+  %v = memref.load %book[%c0] : memref<1xindex>
+  return %v : index
+}
+func.func private @library(!llvm.ptr)
+func.func private @writes(%r: memref<8x16xf32>) {
+  %a = memref.extract_aligned_pointer_as_index %r : memref<8x16xf32> -> index
+  %i = arith.index_cast %a : index to i64
+  %p = llvm.inttoptr %i : i64 to !llvm.ptr
+  func.call @library(%p) : (!llvm.ptr) -> ()
+  return
+}

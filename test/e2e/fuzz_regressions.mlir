@@ -289,3 +289,25 @@ func.func @conv3d_grad_unit_dims(%arg0: tensor<1x2x1x2x4xf64>, %arg1: tensor<2x2
   %15 = kiln.transpose %14, permutation = [1, 0, 2, 3, 4] : tensor<2x2x1x2x2xf64>
   return %0, %6, %15 : tensor<1x2x1x2x3xf64>, tensor<1x2x1x2x4xf64>, tensor<2x2x1x2x2xf64>
 }
+
+// Seed 12 of kiln-program-fuzz on a GPU (the GPU kit, 2026-12-05; reduced
+// by hand from 62 ops to a call and a product): an illegal address on
+// every call. The result of a private function whose one writer is a
+// batched product (a cuBLASLt call) was unused by its caller, so the
+// caller's buffer for it was used only by the callee taking its address
+// for the call; kiln-cuda-device-allocations took that for the
+// deallocation's host bookkeeping and left it host memory, which cuBLASLt
+// then wrote on the device. An address made a pointer again keeps a buffer
+// out of the bookkeeping now (HostBuffers.cpp,
+// test/backends/cuda_device_allocations.mlir @address_to_a_library).
+// CHECK: dead_product_result(arg0: f32[8,1,3]) -> (out0: f32[8,1,3])
+func.func @dead_product_result(%x: tensor<8x1x3xf32>) -> tensor<8x1x3xf32> {
+  %r = func.call @dead_product_result_callee(%x) : (tensor<8x1x3xf32>) -> tensor<8x1x16xf32>
+  %y = kiln.add %x, %x : tensor<8x1x3xf32>
+  return %y : tensor<8x1x3xf32>
+}
+func.func private @dead_product_result_callee(%a: tensor<8x1x3xf32>) -> tensor<8x1x16xf32> {
+  %b = kiln.iota dim = 0 : tensor<8x3x16xf32>
+  %p = kiln.matmul %a, %b : tensor<8x1x3xf32>, tensor<8x3x16xf32>
+  return %p : tensor<8x1x16xf32>
+}
