@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <ostream>
+#include <sstream>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <thread>
@@ -227,6 +228,18 @@ bool parseLaunchArguments(const std::vector<std::string> &arguments,
   return true;
 }
 
+/// Writes the parts as one line to `log` in a single write: the ranks
+/// write their own lines to the same stream, and a line written piece by
+/// piece could be split by theirs.
+template <typename... Parts>
+static void writeLine(std::ostream &log, const Parts &...parts) {
+  std::ostringstream line;
+  (line << ... << parts);
+  const std::string text = line.str();
+  log.write(text.data(), std::streamsize(text.size()));
+  log.flush();
+}
+
 int runRanks(const LaunchOptions &options, std::ostream &log) {
   namespace fs = std::filesystem;
   std::string store = options.store, hostname = options.hostname;
@@ -234,8 +247,9 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
   if (store.empty()) {
     char pattern[] = "/tmp/kiln-launch-XXXXXX";
     if (!::mkdtemp(pattern)) {
-      log << "kiln-launch: error: cannot make a store directory under /tmp: "
-          << std::strerror(errno) << "\n";
+      writeLine(
+          log, "kiln-launch: error: cannot make a store directory under /tmp: ",
+          std::strerror(errno), "\n");
       return 1;
     }
     ownStore = pattern;
@@ -266,9 +280,9 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
   if (options.ranks > 1 && !std::getenv("OMP_NUM_THREADS")) {
     long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
     threads = std::to_string(std::max<long>(1, cores / options.ranks));
-    log << "kiln-launch: OMP_NUM_THREADS=" << threads << " for each of the "
-        << options.ranks << " ranks on this host (" << cores
-        << " cores; set OMP_NUM_THREADS to choose)\n";
+    writeLine(log, "kiln-launch: OMP_NUM_THREADS=", threads,
+              " for each of the ", options.ranks, " ranks on this host (",
+              cores, " cores; set OMP_NUM_THREADS to choose)\n");
   }
   std::vector<pid_t> pids(size_t(options.ranks), -1);
   std::vector<int64_t> starts(size_t(options.ranks), 0);
@@ -327,8 +341,9 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
   };
   for (int64_t slot = 0; slot < options.ranks; ++slot) {
     if (!start(slot)) {
-      log << "kiln-launch: error: cannot start " << (elastic ? "worker " : "rank ")
-          << slot << ": " << std::strerror(errno) << "\n";
+      writeLine(log, "kiln-launch: error: cannot start ",
+                elastic ? "worker " : "rank ", slot, ": ", std::strerror(errno),
+                "\n");
       result = 1;
       stopping = true;
       break;
@@ -363,16 +378,17 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
   bool killed = false;
   while (live() > 0) {
     if (received && !stopping) {
-      log << "kiln-launch: passing signal " << int(received)
-          << " on to the ranks\n";
+      writeLine(log, "kiln-launch: passing signal ", int(received),
+                " on to the ranks\n");
       signalAll(int(received));
       stopping = true;
       result = 128 + int(received);
       deadline = graceDeadline();
     }
     if (stopping && !killed && std::chrono::steady_clock::now() >= deadline) {
-      log << "kiln-launch: " << live()
-          << " rank(s) still running after the grace period: killing them\n";
+      writeLine(log, "kiln-launch: ", live(),
+                " rank(s) still running after the grace period: killing "
+                "them\n");
       signalAll(SIGKILL);
       killed = true;
     }
@@ -407,21 +423,21 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
       std::string what = describeEnd("worker", rank, status);
       if (restartsLeft > 0) {
         --restartsLeft;
-        log << "kiln-launch: " << what << "; starting it again ("
-            << restartsLeft << " restart(s) left)\n";
+        writeLine(log, "kiln-launch: ", what, "; starting it again (",
+                  restartsLeft, " restart(s) left)\n");
         if (!start(rank))
-          log << "kiln-launch: error: cannot start worker " << rank << ": "
-              << std::strerror(errno) << "\n";
+          writeLine(log, "kiln-launch: error: cannot start worker ", rank, ": ",
+                    std::strerror(errno), "\n");
       } else {
-        log << "kiln-launch: " << what
-            << "; the run goes on without it (no restarts left)\n";
+        writeLine(log, "kiln-launch: ", what,
+                  "; the run goes on without it (no restarts left)\n");
       }
       continue;
     }
     if (!failed || stopping)
       continue;
-    log << "kiln-launch: " << describeEnd("rank", rank, status)
-        << "; stopping the other ranks\n";
+    writeLine(log, "kiln-launch: ", describeEnd("rank", rank, status),
+              "; stopping the other ranks\n");
     result = exitCodeOf(status);
     stopping = true;
     signalAll(SIGTERM);
@@ -430,7 +446,7 @@ int runRanks(const LaunchOptions &options, std::ostream &log) {
   sigaction(SIGINT, &oldInt, nullptr);
   sigaction(SIGTERM, &oldTerm, nullptr);
   if (elastic && result == 0 && !finishedRun) {
-    log << "kiln-launch: no worker of this host finished the run\n";
+    writeLine(log, "kiln-launch: no worker of this host finished the run\n");
     result = lastFailure ? lastFailure : 1;
   }
   if (!ownStore.empty()) {
