@@ -1652,6 +1652,24 @@ protected:
   ScopedVariable graphs{"KILN_CUDA_GRAPHS", nullptr};
   ScopedVariable unplanned{"KILN_CUDA_CAPTURE_UNPLANNED", nullptr};
 
+  /// Calls `name`, a double_until loop holding a convolution whose plan the
+  /// first call's capture meets missing, twice: each call's result is right
+  /// and its loop one graph launch; the first makes the convolution on
+  /// scratch buffers and captured (two plug-in calls), the second captured.
+  void expectConvLoopGraphs(kiln_module_t *module, const char *name) {
+    for (int call = 1; call <= 2; ++call) {
+      int convs = dnn.convs, launches = state.graphLaunches;
+      TensorPtr y;
+      kiln::test::Outcome done = callScale2(module, y, name);
+      ASSERT_TRUE(done.ok()) << name << ": " << done.message;
+      EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}))
+          << name << ", call " << call;
+      EXPECT_EQ(dnn.convs - convs, call == 1 ? 2 : 1)
+          << name << ", call " << call;
+      EXPECT_EQ(state.graphLaunches - launches, 1) << name << ", call " << call;
+    }
+  }
+
   /// After a call that failed during a loop's capture: the capture was
   /// ended and nothing was launched as a graph, and the stream takes work
   /// again, so that the next call runs its loop as a graph.
@@ -3226,17 +3244,8 @@ TEST_F(FakeCudaGraphTest, ALoopCapturedBeforeItsConvolutionRanPlansItOutside) {
   // run is captured: the plug-in refuses to plan inside the capture, the
   // runtime ends the capture, makes the plan on scratch buffers and
   // captures the convolution again.
-  for (int call = 1; call <= 2; ++call) {
-    int convs = dnn.convs, launches = state.graphLaunches;
-    TensorPtr y;
-    kiln::test::Outcome done = callScale2(module.get(), y, "double_until_conv");
-    ASSERT_TRUE(done.ok()) << done.message;
-    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}))
-        << "call " << call;
-    // The first call: the call on scratch buffers, then the captured one.
-    EXPECT_EQ(dnn.convs - convs, call == 1 ? 2 : 1) << "call " << call;
-    EXPECT_EQ(state.graphLaunches - launches, 1) << "call " << call;
-  }
+  // The first call: the call on scratch buffers, then the captured one.
+  expectConvLoopGraphs(module.get(), "double_until_conv");
   EXPECT_EQ(dnn.plansDuringCapture, 1);
   EXPECT_EQ(dnn.plans.size(), 1u);
   // The scratch buffers were as large as the ABI says, waited for and
@@ -3263,14 +3272,7 @@ TEST_F(FakeCudaGraphTest,
   // where the plug-in has no plan for these alignments. The plan is made
   // on scratch buffers aligned as the filter is, and the loop runs as a
   // graph.
-  for (int call = 1; call <= 2; ++call) {
-    int launches = state.graphLaunches;
-    done = callScale2(module.get(), y, "double_until_conv_shifted");
-    ASSERT_TRUE(done.ok()) << done.message;
-    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}))
-        << "call " << call;
-    EXPECT_EQ(state.graphLaunches - launches, 1) << "call " << call;
-  }
+  expectConvLoopGraphs(module.get(), "double_until_conv_shifted");
   EXPECT_EQ(dnn.plansDuringCapture, 1);
   EXPECT_EQ(dnn.plans.size(), 2u);
   EXPECT_EQ(dnn.outOfBounds, 0);
@@ -3284,17 +3286,7 @@ TEST_F(FakeCudaGraphTest,
   ASSERT_TRUE(module);
   // The loop asks whether its convolution has run: not yet, but the
   // runtime captures it anyway and makes the plan outside the capture.
-  for (int call = 1; call <= 2; ++call) {
-    int convs = dnn.convs, launches = state.graphLaunches;
-    TensorPtr y;
-    kiln::test::Outcome done =
-        callScale2(module.get(), y, "double_until_conv_loop");
-    ASSERT_TRUE(done.ok()) << done.message;
-    EXPECT_EQ(hostValues(y.get()), (std::vector<float>{128, 256, 384, 512}))
-        << "call " << call;
-    EXPECT_EQ(dnn.convs - convs, call == 1 ? 2 : 1) << "call " << call;
-    EXPECT_EQ(state.graphLaunches - launches, 1) << "call " << call;
-  }
+  expectConvLoopGraphs(module.get(), "double_until_conv_loop");
   EXPECT_EQ(dnn.plansDuringCapture, 1);
   // A malformed list still fails the call.
   TensorPtr y;
