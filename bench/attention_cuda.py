@@ -39,12 +39,13 @@ forward and backward are its tensor-core kernels (the backward, at head
 dim 64, one kernel that adds dq with atomics, and "deterministic" its
 two kernels summing in a fixed order); PyTorch runs scaled_dot_product_attention on bf16 tensors (its
 FlashAttention kernels); the inputs are the f32 draws rounded to bf16, the
-reference float64 on those; no unfused composition. "cuDNN or kiln" is
-the same module compiled with --cuda-cudnn-attention (bf16 only): the
-forward and the backward each a tuned call site of kiln's tensor-core
-kernels and a call of cuDNN's fused attention through kiln's runtime,
-the runtime keeping the faster at the first call (the report lists both
-times).
+reference float64 on those; no unfused composition. In bf16 kiln's
+default ("fused") builds the forward and the backward each as a tuned
+call site of kiln's tensor-core kernels and a call of cuDNN's fused
+attention through kiln's runtime, the runtime keeping the faster at the
+first call (the report lists both times); "kiln kernels" (bf16 only) is
+the same module compiled with --no-cuda-cudnn-attention, kiln's
+tensor-core kernels alone.
 "3xTF32" (f32 only) is the module compiled with --cuda-attention-3xtf32:
 the forward and the backward on tensor cores in 3xTF32 products (each f32
 operand split into two TF32 words, three products each, f32's accuracy,
@@ -145,11 +146,11 @@ def cuda_arch(torch):
     return "sm_%d" % max([a for a in ARCHES if a <= have] or [ARCHES[0]])
 
 
-SYSTEMS = ("fused", "f32-kernels", "deterministic", "cudnn", "3xtf32",
+SYSTEMS = ("fused", "f32-kernels", "deterministic", "kiln-kernels", "3xtf32",
            "3xtf32-deterministic", "unfused")
 SYSTEM_FLAGS = {"fused": [], "f32-kernels": ["--no-cuda-attention-tuning"],
                 "deterministic": ["--cuda-deterministic"],
-                "cudnn": ["--cuda-cudnn-attention"],
+                "kiln-kernels": ["--no-cuda-cudnn-attention"],
                 "3xtf32": ["--cuda-attention-3xtf32"],
                 "3xtf32-deterministic": ["--cuda-attention-3xtf32",
                                          "--cuda-deterministic"],
@@ -157,7 +158,7 @@ SYSTEM_FLAGS = {"fused": [], "f32-kernels": ["--no-cuda-attention-tuning"],
 # The report's name of each system.
 SYSTEM_TITLES = {"fused": "fused", "f32-kernels": "f32 kernels",
                  "deterministic": "deterministic",
-                 "cudnn": "cuDNN or kiln", "3xtf32": "3xTF32",
+                 "kiln-kernels": "kiln kernels", "3xtf32": "3xTF32",
                  "3xtf32-deterministic": "3xTF32 deterministic",
                  "unfused": "unfused"}
 
@@ -167,7 +168,7 @@ def systems(args, n, mode):
     for system in SYSTEMS:
         if system == "unfused" and (n > args.unfused_max or args.dtype != "f32"):
             continue
-        if system == "cudnn" and args.dtype != "bf16":
+        if system == "kiln-kernels" and args.dtype != "bf16":
             continue
         if (system.startswith("3xtf32") or system == "f32-kernels") and \
                 args.dtype != "f32":

@@ -48,8 +48,9 @@ workloads=(--build-dir "$BUILD" --output "$WORK/workloads.md")
 gemm=(--build-dir "$BUILD" --output "$WORK/gemm.md" --dtypes f32)
 gemm_bf16=(--build-dir "$BUILD" --output "$WORK/gemm_bf16.md" --dtypes bf16 --chain 101 --kernel-max 0)
 attention=(--build-dir "$BUILD" --output "$WORK/attention.md")
-# bf16 attention: kiln's tensor-core kernels and cuDNN's fused attention
-# (--cuda-cudnn-attention), forward and backward, against PyTorch's SDPA.
+# bf16 attention: the tuned call sites of cuDNN's fused attention and
+# kiln's tensor-core kernels (the default), and kiln's kernels alone
+# (--no-cuda-cudnn-attention), forward and backward, against PyTorch's SDPA.
 attention_bf16=(--build-dir "$BUILD" --output "$WORK/attention_bf16.md" --dtype bf16)
 if [ "$QUICK" = 1 ]; then
   workloads+=(--no-compile-anchor --time-budget 0.3)

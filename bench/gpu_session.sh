@@ -168,7 +168,7 @@ prepare() {
     --emit-modules "$dir/random-f32" >"$dir/prepare-random-f32.log" 2>&1 ||
     failed=1
   "$py" "$ROOT/test/fuzz/random_attention.py" --build-dir "$build" \
-    --seeds "$seeds" --dtype bf16 --targets cuda,cuda-cudnn,cuda-cudnn-only --arch "$arch" \
+    --seeds "$seeds" --dtype bf16 --targets cuda,cuda-kiln,cuda-cudnn-only --arch "$arch" \
     --emit-modules "$dir/random-bf16" >"$dir/prepare-random-bf16.log" 2>&1 ||
     failed=1
   # bf16 products take a few hundredths of a millisecond: a chain of 101
@@ -277,7 +277,7 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
     --build-dir "$dir" --seeds "$KIT_SEEDS" --targets cuda,cuda-f32-kernels,cuda-3xtf32 \
     --modules-from "$dir/random-f32" --jobs 8
   part random-attention-bf16 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
-    --build-dir "$dir" --seeds "$KIT_SEEDS" --dtype bf16 --targets cuda,cuda-cudnn,cuda-cudnn-only \
+    --build-dir "$dir" --seeds "$KIT_SEEDS" --dtype bf16 --targets cuda,cuda-kiln,cuda-cudnn-only \
     --modules-from "$dir/random-bf16" --jobs 8
   part loops 60 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
     --repeat 50 --rounds 2

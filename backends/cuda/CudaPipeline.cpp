@@ -366,11 +366,11 @@ struct CudaLoweringPipelineOptions
   Option<bool> cudnnAttention{
       *this, "cudnn-attention",
       llvm::cl::desc("f16 and bf16 attention as cuDNN calls through the "
-                     "runtime where cuDNN takes it, or with attention-tuning "
-                     "a tuned call site of those and kiln's tensor-core "
-                     "kernels where they take it too (otherwise kiln's own "
-                     "kernels)"),
-      llvm::cl::init(false)};
+                     "runtime where cuDNN takes it (sm_80 and later), or "
+                     "with attention-tuning a tuned call site of those and "
+                     "kiln's tensor-core kernels where they take it too "
+                     "(otherwise kiln's own kernels)"),
+      llvm::cl::init(true)};
   Option<bool> tf32{*this, "tf32",
                     llvm::cl::desc("Let f32 products and convolutions round "
                                    "their inputs to TF32 on tensor cores"),

@@ -231,13 +231,13 @@ static CompileOptions compileOptionsFor(const std::string &name,
   compileOptions.cpu.profile = options.profile;
   compileOptions.autocast = options.autocast;
   bool cudaOnly = options.cudaTF32 || options.cudaDeterministic ||
-                  options.cudaAttention3xTF32 || options.cudaCudnnAttention ||
+                  options.cudaAttention3xTF32 || !options.cudaCudnnAttention ||
                   !options.cudaAttentionTuning;
   if (options.device == "cpu" && cudaOnly)
     throw JitError("'" + name +
                    "': the CUDA options (TF32 products, deterministic sums, "
-                   "3xTF32 or cuDNN attention, attention without tuning) "
-                   "need device 'cuda'");
+                   "3xTF32 attention, attention without cuDNN or without "
+                   "tuning) need device 'cuda'");
   if (options.device == "cpu")
     return compileOptions;
   if (options.device != "cuda")

@@ -5,9 +5,14 @@
 // the plan held 37,814,272 bytes), the written-out form is recognized
 // and takes the same kernel, its gradient takes the gradient's kernels, a
 // bf16 attention's kernel stages its tiles with 16-byte reads, and the PTX
-// assembles for sm_80 and sm_90.
+// assembles for sm_80 and sm_90. (The bf16 attention is kiln's kernel
+// alone with --no-cuda-cudnn-attention; by default it is a tuned call site
+// of that kernel and cuDNN's, cuda_cudnn_attention_pipeline.mlir, whose
+// plan holds the lse cuDNN writes.)
 // REQUIRES: cuda-backend
-// RUN: kiln-compile %s --target=cuda --memory-report -o %t.kmod 2>&1 | FileCheck %s
+// RUN: kiln-compile %s --target=cuda --no-cuda-cudnn-attention --memory-report -o %t.kmod 2>&1 | FileCheck %s
+// RUN: kiln-compile %s --target=cuda --memory-report -o %t.kmod 2>&1 | FileCheck %s --check-prefix=TUNED
+// TUNED: device memory plan for @kiln_impl_half: 1 intermediates of 4096 bytes in total
 // CHECK: device memory plan for @kiln_impl_att_grad: 3 intermediates of 2162688 bytes in total
 // CHECK: device memory plan for @kiln_impl_att: 1 intermediates of 2097152 bytes in total
 // CHECK: device memory plan for @kiln_impl_half: 0 intermediates of 0 bytes in total
@@ -25,7 +30,7 @@
 // (.minnctapersm 2: at most 128 registers a thread); the forward asks for
 // nothing. (--no-cuda-attention-tuning: the f32 kernels alone, without
 // the 3xTF32 variants of a tuned call site, cuda_attention_3xtf32_pipeline.mlir.)
-// RUN: kiln-compile %s --target=cuda --no-cuda-attention-tuning --emit=ptx -o %t.sm80.ptx
+// RUN: kiln-compile %s --target=cuda --no-cuda-attention-tuning --no-cuda-cudnn-attention --emit=ptx -o %t.sm80.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.sm80.ptx
 // PTX-LABEL: .entry kiln_impl_att_grad_kernel(
 // PTX-COUNT-4: bar.sync

@@ -1,13 +1,13 @@
 // REQUIRES: cuda-backend
 // A module with a bf16 attention that both cuDNN and kiln's tensor-core
-// kernels take (with --cuda-cudnn-attention: a tuned call site of the two,
+// kernels take (by default a tuned call site of the two,
 // built by kiln-cuda-library-attention) and an f32 one (a tuned call site
 // of the f32 and 3xTF32 kernels, built later by
 // kiln-cuda-flash-attention): the sites take distinct numbers across the
 // two passes, each with its variants' names, and ptxas assembles both
 // sites' kernels.
-// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --emit=llvm -o - | FileCheck %s
-// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --cuda-cudnn-attention --emit=ptx -o %t.ptx
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=llvm -o - | FileCheck %s
+// RUN: kiln-compile %s --target=cuda --cuda-arch=sm_90 --emit=ptx -o %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.ptx -o %t.cubin %}
 
 // CHECK-DAG: @[[F32:kiln_tuned_site_names[_0-9]*]] = private constant [11 x i8] c"f32,3xtf32\00"

@@ -40,12 +40,13 @@ are many, not this one.
 Targets: cpu, cuda-on-cpu (the CUDA backend's kernels run on the host:
 the gradient's one kernel that adds dq with atomics), and
 cuda-on-cpu-deterministic (--cuda-deterministic: the gradient's two
-kernels), cuda (on a GPU), cuda-cudnn (on a GPU, with
---cuda-cudnn-attention: half-precision attention that both cuDNN and the
-tensor-core kernels take is a tuned call site of the two, the result the
-variant the runtime keeps; checked against numpy only, not against the
-tensor-core kernels' own algorithm), cuda-cudnn-only (the same with
---no-cuda-attention-tuning: cuDNN's fused attention alone), cuda-3xtf32
+kernels), cuda (on a GPU, the default flags: half-precision attention
+that both cuDNN and the tensor-core kernels take is a tuned call site of
+the two, the result the variant the runtime keeps; checked against numpy
+only, not against the tensor-core kernels' own algorithm), cuda-kiln (on
+a GPU, --no-cuda-cudnn-attention: kiln's kernels alone, also checked
+against their algorithm), cuda-cudnn-only (--no-cuda-attention-tuning:
+cuDNN's fused attention alone where it takes the attention), cuda-3xtf32
 (on a GPU) and
 cuda-on-cpu-3xtf32 (--cuda-attention-3xtf32: the f32 forward and
 gradient on tensor cores in 3xTF32 products, held to f32's tolerance),
@@ -91,15 +92,14 @@ TOLERANCE = {"f32": 1e-4, "bf16": 8e-3, "f16": 2e-3}
 SIGNIFICAND = {"bf16": 8, "f16": 11}
 ALGORITHM_TOLERANCE = 1e-5
 FLIPS = 4
-CUDA_TARGETS = ("cuda", "cuda-on-cpu", "cuda-on-cpu-deterministic")
+CUDA_TARGETS = ("cuda-kiln", "cuda-on-cpu", "cuda-on-cpu-deterministic")
 # The emulated kernels compile at -O1: -O2 takes LLVM about twice as long
 # on their unrolled phases and changes nothing they compute.
 TARGET_FLAGS = {
     "cpu": ["--target=cpu"],
     "cuda": ["--target=cuda"],
-    "cuda-cudnn": ["--target=cuda", "--cuda-cudnn-attention"],
-    "cuda-cudnn-only": ["--target=cuda", "--cuda-cudnn-attention",
-                        "--no-cuda-attention-tuning"],
+    "cuda-kiln": ["--target=cuda", "--no-cuda-cudnn-attention"],
+    "cuda-cudnn-only": ["--target=cuda", "--no-cuda-attention-tuning"],
     "cuda-on-cpu": ["--target=cuda-on-cpu", "-O1"],
     "cuda-on-cpu-deterministic": ["--target=cuda-on-cpu", "-O1",
                                   "--cuda-deterministic"],
@@ -334,7 +334,7 @@ def run(tools, target, source, inputs, work, args, seed):
     return [np.load(os.path.join(out, f"out{i}.npy")) for i in range(5)], None
 
 
-GPU_TARGETS = ("cuda", "cuda-cudnn", "cuda-cudnn-only", "cuda-3xtf32",
+GPU_TARGETS = ("cuda", "cuda-kiln", "cuda-cudnn-only", "cuda-3xtf32",
                "cuda-f32-kernels")
 
 

@@ -279,7 +279,7 @@ def test_cuda_options_key_the_module_cache(tmp_path, monkeypatch, rng):
 def test_cuda_flags_need_the_cuda_device():
     for flag, other in (("cuda_tf32", True), ("cuda_deterministic", True),
                         ("cuda_attention_3xtf32", True),
-                        ("cuda_cudnn_attention", True),
+                        ("cuda_cudnn_attention", False),
                         ("cuda_attention_tuning", False)):
         with pytest.raises(TypeError,
                            match=f"{flag} is an option of device='cuda'"):

@@ -8,12 +8,12 @@
 // and passes linked into it; those options are still accepted.
 // RUN: kiln-compile --help | FileCheck %s --check-prefix=HELP
 // HELP: kiln-compile options:
-// HELP: --cuda-cudnn-attention
 // HELP: --cuda-deterministic
 // HELP: --cuda-tf32
 // HELP: --emit=<value>
 // HELP: --input-shape=<NAME=DIMS>
 // HELP: --no-cublas
+// HELP: --no-cuda-cudnn-attention
 // HELP: --no-cuda-graphs
 // HELP: --no-cudnn
 // HELP: --outline-loop-nests=<N>

@@ -167,19 +167,19 @@ cl::opt<bool> noCublas(
     cl::cat(compileCategory));
 cl::opt<bool> noCudnn(
     "no-cudnn",
-    cl::desc("Generate kernels for float convolutions instead of calling "
-             "cuDNN through the runtime (--target=cuda)"),
-    cl::init(false),
-    cl::cat(compileCategory));
-cl::opt<bool> cudaCudnnAttention(
-    "cuda-cudnn-attention",
-    cl::desc("Hand f16 and bf16 attention and its gradient to cuDNN's fused "
-             "attention through the runtime where cuDNN takes them (head "
-             "dims multiples of 8 up to 128, sm_80 and later), instead of "
-             "kiln's tensor-core kernels; where those take them too (head "
-             "dims multiples of 16), build both as a tuned call site whose "
-             "faster the runtime keeps, unless --no-cuda-attention-tuning "
+    cl::desc("Generate kernels for float convolutions and half-precision "
+             "attention instead of calling cuDNN through the runtime "
              "(--target=cuda)"),
+    cl::init(false), cl::cat(compileCategory));
+cl::opt<bool> noCudaCudnnAttention(
+    "no-cuda-cudnn-attention",
+    cl::desc("Run f16 and bf16 attention and its gradient on kiln's own "
+             "kernels alone. By default cuDNN's fused attention takes them "
+             "through the runtime where it can (head dims multiples of 8 up "
+             "to 128, sm_80 and later), and where kiln's tensor-core kernels "
+             "take them too (head dims multiples of 16) both are built as a "
+             "tuned call site whose faster the runtime keeps, unless "
+             "--no-cuda-attention-tuning (--target=cuda)"),
     cl::init(false), cl::cat(compileCategory));
 cl::opt<bool> noCudaGraphs(
     "no-cuda-graphs",
@@ -205,8 +205,9 @@ cl::opt<bool> cudaAttention3xTF32(
 cl::opt<bool> noCudaAttentionTuning(
     "no-cuda-attention-tuning",
     cl::desc("Build attention one way only (in f32 the f32 kernels, or with "
-             "--cuda-attention-3xtf32 the 3xTF32 ones; with "
-             "--cuda-cudnn-attention cuDNN's) where it would otherwise be a "
+             "--cuda-attention-3xtf32 the 3xTF32 ones; in f16 and bf16 "
+             "cuDNN's, or with --no-cuda-cudnn-attention kiln's) where it "
+             "would otherwise be a "
              "tuned call site carrying several (the f32 and 3xTF32 kernels, "
              "and a one-kernel gradient's two kernels; kiln's tensor-core "
              "kernels and cuDNN's), whose fastest the runtime keeps on the "
@@ -353,17 +354,15 @@ int checkOptions() {
     return usageError("unsupported CUDA architecture '" + cudaArch +
                       "' (supported: sm_70, sm_75, sm_80, sm_86, sm_89, "
                       "sm_90)");
-  if ((noCublas || noCudnn || noCudaGraphs || cudaTf32 || cudaCudnnAttention) &&
+  if ((noCublas || noCudnn || noCudaGraphs || cudaTf32 ||
+       noCudaCudnnAttention) &&
       target != "cuda")
     return usageError(std::string(noCublas       ? "--no-cublas"
                                   : noCudnn      ? "--no-cudnn"
                                   : noCudaGraphs ? "--no-cuda-graphs"
                                   : cudaTf32     ? "--cuda-tf32"
-                                                 : "--cuda-cudnn-attention") +
+                                             : "--no-cuda-cudnn-attention") +
                       " needs --target=cuda");
-  if (cudaCudnnAttention && noCudnn)
-    return usageError("--cuda-cudnn-attention and --no-cudnn contradict each "
-                      "other");
   if (cudaDeterministic && target != "cuda" && target != "cuda-on-cpu")
     return usageError("--cuda-deterministic needs --target=cuda or "
                       "--target=cuda-on-cpu");
@@ -435,7 +434,8 @@ kiln::CompileOptions compileOptions() {
   options.cuda.memoryReport = memoryReport;
   options.cuda.libraryMatmul = !noCublas;
   options.cuda.libraryConv = !noCudnn;
-  options.cuda.cudnnAttention = cudaCudnnAttention;
+  // --no-cudnn: no call of cuDNN at all.
+  options.cuda.cudnnAttention = !noCudnn && !noCudaCudnnAttention;
   options.cuda.graphs = !noCudaGraphs;
   options.cuda.tf32 = cudaTf32;
   options.cuda.deterministic = cudaDeterministic;

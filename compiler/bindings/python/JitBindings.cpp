@@ -657,13 +657,14 @@ void kiln::python::bindJit(py::module_ &m) {
       py::arg("cuda_arch") = std::string(), py::arg("cuda_tf32") = false,
       py::arg("cuda_deterministic") = false,
       py::arg("cuda_attention_3xtf32") = false,
-      py::arg("cuda_cudnn_attention") = false,
+      py::arg("cuda_cudnn_attention") = true,
       py::arg("cuda_attention_tuning") = true,
       "Compiles a traced function for device (\"cpu\" or \"cuda\", "
       "cuda_arch: \"sm_XX\" or \"\" for the device's; cuda_tf32, "
-      "cuda_deterministic, cuda_attention_3xtf32 and cuda_cudnn_attention as "
-      "kiln-compile's --cuda-* flags of those names, cuda_attention_tuning "
-      "false as --no-cuda-attention-tuning); donate lists the inputs "
+      "cuda_deterministic and cuda_attention_3xtf32 as kiln-compile's "
+      "--cuda-* flags of those names, cuda_cudnn_attention and "
+      "cuda_attention_tuning false as --no-cuda-cudnn-attention and "
+      "--no-cuda-attention-tuning); donate lists the inputs "
       "whose buffers "
       "the outputs may be written into (JitOptions::donateArgs); with comm and "
       "batch_args (positions of "

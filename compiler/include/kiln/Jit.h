@@ -113,17 +113,17 @@ struct JitOptions {
   /// own kernels in one order (the attention gradient as two kernels);
   /// cudaAttention3xTF32 (--cuda-attention-3xtf32) runs f32 attention and
   /// its gradient on tensor cores in 3xTF32 products; cudaCudnnAttention
-  /// (--cuda-cudnn-attention) hands f16 and bf16 attention to cuDNN. The
-  /// last two take sm_80 and later, and are ignored below it.
-  /// cudaAttentionTuning false (--no-cuda-attention-tuning) builds
-  /// attention one way where it would otherwise be a tuned call site
-  /// carrying several kernels (in f32 the f32 and the 3xTF32 ones; with
-  /// cudaCudnnAttention, kiln's tensor-core kernels and cuDNN's), whose
-  /// fastest the runtime keeps.
+  /// (on by default; false as --no-cuda-cudnn-attention) hands f16 and
+  /// bf16 attention to cuDNN where it takes them. The last two take sm_80
+  /// and later, and are ignored below it. cudaAttentionTuning false
+  /// (--no-cuda-attention-tuning) builds attention one way where it would
+  /// otherwise be a tuned call site carrying several kernels (in f32 the
+  /// f32 and the 3xTF32 ones; in f16 and bf16, kiln's tensor-core kernels
+  /// and cuDNN's), whose fastest the runtime keeps.
   bool cudaTF32 = false;
   bool cudaDeterministic = false;
   bool cudaAttention3xTF32 = false;
-  bool cudaCudnnAttention = false;
+  bool cudaCudnnAttention = true;
   bool cudaAttentionTuning = true;
 
   /// The arguments whose buffers the caller gives up, as JAX's

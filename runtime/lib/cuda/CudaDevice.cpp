@@ -803,10 +803,21 @@ void CudaDevice::attention(const int64_t *descriptor, bool gradient,
          " keys)");
     return;
   }
-  if (!prepare(dnn, loadDnnPlugin, kDnnWorkspaceBytes, "attention"))
+  // cuDNN's attention is the compiler's default for half precision, and a
+  // module's call is cuDNN's alone where kiln's tensor-core kernels do not
+  // take the problem: a refusal says how to do without it. (In a tuned
+  // call site a refusal only drops cuDNN's variant.)
+  const char *withoutCudnn =
+      " (kiln-compile --no-cuda-cudnn-attention, or kiln.jit's "
+      "cuda_cudnn_attention=False, keeps attention on kiln's own kernels)";
+  if (!prepare(dnn, loadDnnPlugin, kDnnWorkspaceBytes, "attention")) {
+    if (refused)
+      failure += withoutCudnn;
     return;
+  }
   if (!dnn.table->attention) {
-    refuse("CUDA attention: the plug-in has no attention");
+    refuse(std::string("CUDA attention: the plug-in has no attention") +
+           withoutCudnn);
     return;
   }
   char error[1024] = "";
@@ -818,7 +829,7 @@ void CudaDevice::attention(const int64_t *descriptor, bool gradient,
                 reinterpret_cast<void *>(dnn.workspace), kDnnWorkspaceBytes,
                 error, sizeof(error));
           }))
-    refuse(std::string("CUDA attention: ") + error);
+    refuse(std::string("CUDA attention: ") + error + withoutCudnn);
   else
     recordPlanned(gradient ? KILN_CUDA_PLANNED_ATTENTION_GRAD
                            : KILN_CUDA_PLANNED_ATTENTION,

@@ -847,8 +847,9 @@ struct FakeDnnState {
   std::set<void *> workspaces;
   /// The buffers of the last attention call, in the ABI's order.
   std::vector<const void *> attentionBuffers;
-  /// Where not empty, every convolution is refused with this error.
-  std::string refuseConvs;
+  /// Where not empty, every convolution (attention) is refused with this
+  /// error.
+  std::string refuseConvs, refuseAttentions;
   /// The plans made, as cuDNN's plug-in makes one at a call's first run:
   /// each a call's descriptor (with the direction for attention) and
   /// whether each of its buffers is 16-byte aligned (cuDNN's plug-in keys
@@ -961,6 +962,10 @@ const kiln_dnn_plugin_t fakeDnnTable = {
     // dv, so that a test sees each buffer where the ABI puts it.
     [](void *, const int64_t *d, int gradient, const void *const *buffers,
        void *stream, void *workspace, size_t, char *error, size_t size) -> int {
+      if (!fakeDnn->refuseAttentions.empty()) {
+        std::snprintf(error, size, "%s", fakeDnn->refuseAttentions.c_str());
+        return 1;
+      }
       std::vector<int64_t> key(d, d + KILN_CUDA_ATTENTION_DESCRIPTOR_SIZE);
       key.push_back(gradient);
       const void *const *b = buffers;
@@ -1479,6 +1484,23 @@ TEST_F(FakeCudaTest, AnAttentionWhoseMaskIsMissingIsRefused) {
       "CUDA attention: malformed descriptor (flags 3, sizes 1x2x4x8, 4 keys)");
   EXPECT_EQ(dnn.attentions, 0);
   EXPECT_EQ(dnn.creates, 0);
+}
+
+TEST_F(FakeCudaTest, ARefusedAttentionSaysHowToDoWithoutCudnn) {
+  // cuDNN's attention is the compiler's default for half precision; where
+  // a module's call is cuDNN's alone, its refusal fails the call with the
+  // way around it.
+  dnn.refuseAttentions = "cuDNN has no engine for the attention";
+  ModulePtr module = loadCudaModule();
+  ASSERT_TRUE(module);
+  std::vector<TensorPtr> outputs;
+  kiln::test::Outcome call = callAttention(module.get(), "attend", outputs);
+  expectDeviceError(call, "CUDA attention: cuDNN has no engine for the "
+                          "attention (kiln-compile "
+                          "--no-cuda-cudnn-attention, or kiln.jit's "
+                          "cuda_cudnn_attention=False, keeps attention on "
+                          "kiln's own kernels)");
+  EXPECT_EQ(dnn.attentions, 0);
 }
 
 TEST_F(FakeCudaTest, AConvolutionWithUndefinedFlagsIsRefused) {

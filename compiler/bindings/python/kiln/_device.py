@@ -37,10 +37,11 @@ def check_device(device, cuda_arch):
 
 
 #: kiln.jit's keywords for device='cuda' alone, as kiln-compile's flags of
-#: those names (--cuda-tf32, ...; cuda_attention_tuning=False as
+#: those names (--cuda-tf32, ...; cuda_cudnn_attention=False and
+#: cuda_attention_tuning=False as --no-cuda-cudnn-attention and
 #: --no-cuda-attention-tuning), with their defaults.
 CUDA_FLAGS = {"cuda_tf32": False, "cuda_deterministic": False,
-              "cuda_attention_3xtf32": False, "cuda_cudnn_attention": False,
+              "cuda_attention_3xtf32": False, "cuda_cudnn_attention": True,
               "cuda_attention_tuning": True}
 
 

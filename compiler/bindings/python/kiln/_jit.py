@@ -243,16 +243,16 @@ class jit:
     products and convolutions to TF32 (as torch.backends.cuda.matmul.
     allow_tf32); cuda_attention_3xtf32=True runs f32 attention and its
     gradient on tensor cores in 3xTF32 products (f32's accuracy, as
-    PyTorch's f32 SDPA computes); cuda_cudnn_attention=True hands f16 and
-    bf16 attention and its gradient to cuDNN's fused attention; and
-    cuda_deterministic=True sums every result of kiln's own kernels in one
-    order on every run (the attention gradient as two kernels without
-    atomics). By default an f32 attention that both the f32 and the 3xTF32
-    kernels take is a tuned call site carrying both, of which the runtime
-    keeps the faster, timed at the first call, and so is, with
-    cuda_cudnn_attention=True, a half-precision one that both kiln's
+    PyTorch's f32 SDPA computes); cuda_cudnn_attention=False keeps f16 and
+    bf16 attention and its gradient off cuDNN's fused attention, which
+    otherwise takes them where it can; and cuda_deterministic=True sums
+    every result of kiln's own kernels in one order on every run (the
+    attention gradient as two kernels without atomics). By default an f32
+    attention that both the f32 and the 3xTF32 kernels take is a tuned
+    call site carrying both, of which the runtime keeps the faster, timed
+    at the first call, and so is a half-precision one that both kiln's
     tensor-core kernels and cuDNN take; cuda_attention_tuning=False builds
-    the f32 kernels (or cuDNN's) alone. The attention options take sm_80 and
+    the f32 kernels (in f16 and bf16 cuDNN's) alone. The attention options take sm_80 and
     later. Its calls take numpy
     arrays and numbers (copied to the device), kiln_runtime.DeviceArrays
     and other libraries' GPU arrays (anything with __dlpack__: PyTorch,
@@ -298,7 +298,7 @@ class jit:
                  in_shardings=(), out_shardings=None, bucket_axis=None,
                  profile=False, donate_argnums=(), device=None,
                  cuda_arch=None, cuda_tf32=False, cuda_deterministic=False,
-                 cuda_attention_3xtf32=False, cuda_cudnn_attention=False,
+                 cuda_attention_3xtf32=False, cuda_cudnn_attention=True,
                  cuda_attention_tuning=True):
         if not callable(fun):
             raise TypeError(f"kiln.jit needs a callable, not "
