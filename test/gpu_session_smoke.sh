@@ -14,9 +14,9 @@ for entry in kit.env attention-f32/ARCH \
     attention-f32/f32.fused.1024.attn_fwdbwd.kmod \
     attention-f32/f32.3xtf32.1024.attn_fwdbwd_causal.kmod \
     attention-f32/f32.deterministic.1024.attn_fwdbwd.kmod \
-    attention-bf16/bf16.cudnn.1024.attn_fwdbwd.kmod \
+    attention-bf16/bf16.kiln-kernels.1024.attn_fwdbwd.kmod \
     random-f32/probe.kmod random-f32/f32.1.cuda-3xtf32.kmod \
-    random-bf16/bf16.0.cuda-cudnn.kmod loops/cases.json \
+    random-bf16/bf16.0.cuda-kiln.kmod loops/cases.json \
     loops/fuzz_0_grad.cuda.kmod gemm-f32/ARCH gemm-f32/chain_256_f32_kernel_11.kmod \
     gemm-bf16/chain_256_bf16_cublas_101.kmod workloads/ARCH \
     workloads/transformer_train.kmod workloads/while_solver.kmod \
