@@ -253,6 +253,39 @@ def test_cuda_attention_options_reach_the_kernels(tmp_path, rng):
     assert ptx_products(tmp_path / "sm75.kmod") == (0, 0)
 
 
+def test_half_attention_goes_to_cudnn_unless_asked_otherwise(
+        tmp_path, monkeypatch, rng):
+    # f16 attention and its gradient: by default tuned call sites of
+    # kiln's tensor-core kernels and cuDNN's fused attention (its calls
+    # and the sites' variant names in the module); with
+    # cuda_cudnn_attention=False kiln's kernels alone, compiled anew
+    # rather than taken from the module cache.
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path / "cache"))
+    q, k, v = (rng.standard_normal((2, 64, 64)).astype(np.float16)
+               for _ in range(3))
+    grad = kiln.grad(attention_loss, argnums=(0, 1, 2))
+    default = kiln.jit(grad, device="cuda", cuda_arch="sm_90")
+    default.compile(q, k, v).save(tmp_path / "default.kmod")
+    data = (tmp_path / "default.kmod").read_bytes()
+    assert b"kiln_cuda_attention_grad" in data
+    assert b"kiln,cudnn" in data
+    assert ptx_products(tmp_path / "default.kmod")[1] > 0
+    own = kiln.jit(grad, device="cuda", cuda_arch="sm_90",
+                   cuda_cudnn_attention=False)
+    compiled = own.compile(q, k, v)
+    assert not compiled.from_cache
+    compiled.save(tmp_path / "own.kmod")
+    data = (tmp_path / "own.kmod").read_bytes()
+    assert b"kiln_cuda_attention" not in data
+    assert ptx_products(tmp_path / "own.kmod")[1] > 0
+    # cuDNN alone, without tuning: no tensor-core kernel of kiln's.
+    alone = kiln.jit(grad, device="cuda", cuda_arch="sm_90",
+                     cuda_attention_tuning=False)
+    alone.compile(q, k, v).save(tmp_path / "alone.kmod")
+    assert b"kiln_cuda_attention_grad" in (tmp_path / "alone.kmod").read_bytes()
+    assert ptx_products(tmp_path / "alone.kmod")[1] == 0
+
+
 def test_cuda_options_key_the_module_cache(tmp_path, monkeypatch, rng):
     monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path / "cache"))
     q, k, v = (rng.standard_normal((1, 32, 16)).astype(np.float32)
