@@ -248,19 +248,28 @@ static bool stagedSplitKeyGrad(bool f32, int64_t headDim, int64_t valueDim,
   return stagedSplit(f32, headDim, valueDim) && 2 * kernelBytes <= sharedBytes;
 }
 
-/// Whether the tensor-core kernel takes these head dims: D in steps of the
-/// products' k (16), Dv in steps of their n (8), and the staged tiles,
-/// 64 x D and Dv x 64 halves, 16 KiB each at most.
-static bool fitsTheMmaKernel(int64_t headDim, int64_t valueDim) {
-  return headDim > 0 && headDim % 16 == 0 && headDim <= 128 && valueDim > 0 &&
-         valueDim % 8 == 0 && valueDim <= 128;
+/// Whether the tensor-core forward takes these head dims: D in steps of
+/// the products' k (16), or in f16 and bf16 of 8, its last step's upper
+/// eight dims then zeros (mmaHeadDim: head dims of 40, as Stable
+/// Diffusion's, or 24, which cuDNN takes too), Dv in steps of their n (8),
+/// and the staged tiles, 64 x D and Dv x 64 halves, 16 KiB each at most.
+static bool fitsTheMmaKernel(int64_t headDim, int64_t valueDim, bool half) {
+  return headDim > 0 && headDim % (half ? 8 : 16) == 0 && headDim <= 128 &&
+         valueDim > 0 && valueDim % 8 == 0 && valueDim <= 128;
+}
+
+/// The head dims the tensor-core forward's products run over: D rounded up
+/// to their k, the query's and keys' dims past D zeros.
+static int64_t mmaHeadDim(int64_t headDim) {
+  return llvm::alignTo(headDim, 16);
 }
 
 /// Whether the tensor-core gradient (KernelBuilder::buildMmaGrad) takes
-/// these head dims: those of the forward, and Dv in steps of 16 too, the k
-/// of the products whose A operands are the value rows or dO.
+/// these head dims: D and Dv in steps of 16, the k of the products whose A
+/// operands are the query or key rows, the value rows or dO.
 static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim) {
-  return fitsTheMmaKernel(headDim, valueDim) && valueDim % 16 == 0;
+  return fitsTheMmaKernel(headDim, valueDim, /*half=*/false) &&
+         valueDim % 16 == 0;
 }
 
 /// The rows of the other side's tiles in the tensor-core gradient's
@@ -336,7 +345,7 @@ bool mlir::kiln::takenByTensorCoreAttention(Operation *op) {
          llvm::all_of(op->getOperandTypes(), isStatic) &&
          llvm::all_of(op->getResultTypes(), isStatic) &&
          (isa<mlir::kiln::AttentionOp>(op)
-              ? fitsTheMmaKernel(headDim, valueDim)
+              ? fitsTheMmaKernel(headDim, valueDim, /*half=*/true)
               : fitsTheMmaGradient(headDim, valueDim));
 }
 
@@ -1439,23 +1448,41 @@ private:
   /// column c's bits). A thread stages 4 words at a time, which the
   /// swizzle keeps together: one 16-byte read and one 16-byte store where
   /// `source` is aligned (whereAligned). The eight threads that store at
-  /// once store a row's eight chunks, in different banks.
+  /// once store a row's eight chunks, in different banks. A tile wider than
+  /// `source` (mmaHeadDim) holds zeros past its columns.
   void stagePairs(Value source, Value first, int64_t limit, Value tile,
                   Value thread, int64_t threads, Value smallTile = {}) {
     auto type = cast<MemRefType>(tile.getType());
     int64_t width = type.getDimSize(1);
     assert(width % 4 == 0 && "rows of chunks of four words");
     int64_t chunks = width / 4;
-    int64_t values =
-        perWord(cast<MemRefType>(source.getType()).getElementType());
+    auto sourceType = cast<MemRefType>(source.getType());
+    int64_t values = perWord(sourceType.getElementType());
+    int64_t columns = sourceType.getShape().back();
+    assert(columns % (4 * values) == 0 && columns <= width * values &&
+           "whole chunks of the source's columns");
     whereAligned(source, [&](bool aligned) {
       loop(thread, index(type.getDimSize(0) * chunks), index(threads), {},
            [&](Value e, ValueRange) {
              Value r = b.create<arith::DivUIOp>(loc, e, index(chunks));
              Value c =
                  mul(b.create<arith::RemUIOp>(loc, e, index(chunks)), index(4));
+             Value column = mul(c, index(values));
+             // Past the source's columns: a chunk of its own row read
+             // (in bounds) and zeros stored.
+             Value inside;
+             if (columns < width * values) {
+               inside = less(column, index(columns));
+               column = b.create<arith::MinSIOp>(loc, column,
+                                                 index(columns - 4 * values));
+             }
              Value pairs = readChunk(aligned, source, add(first, r), limit,
-                                     mul(c, index(values)), 4 * values);
+                                     column, 4 * values);
+             if (inside)
+               pairs = b.create<arith::SelectOp>(
+                   loc, inside, pairs,
+                   b.create<arith::ConstantOp>(loc,
+                                               b.getZeroAttr(pairs.getType())));
              Value words = wordsOf(pairs);
              Value placed = swizzledWord(width, r, c);
              for (int64_t w = 0; w < 4; ++w)
@@ -1576,7 +1603,9 @@ private:
   }
   /// A lane's A operands of rows `rows` (g and g + 8 of its warp's 16) of
   /// this block's batch entry of `source`, read once: the four words of
-  /// each step of 16 columns (f32: of 8 columns, split, splitWords).
+  /// each step of 16 columns (f32: of 8 columns, split, splitWords). Halves
+  /// in steps of 8 columns take a last step whose upper 8 are zeros
+  /// (mmaHeadDim).
   SmallVector<SmallVector<Value, 4>> leftWords(const MmaLane &l, Value source,
                                                ArrayRef<Value> rows,
                                                bool split = true) {
@@ -1601,9 +1630,13 @@ private:
       }
       return steps;
     }
-    for (int64_t kc = 0; kc < width / 16; ++kc) {
+    for (int64_t kc = 0, kcs = llvm::divideCeil(width, 16); kc < kcs; ++kc) {
       SmallVector<Value, 4> words;
       for (int64_t w = 0; w < 4; ++w) {
+        if (16 * kc + 8 * (w / 2) >= width) {
+          words.push_back(i32Constant(0));
+          continue;
+        }
         Value column = add(mul(l.t, index(2)), index(16 * kc + 8 * (w / 2)));
         words.push_back(packHalves(load(rows[w % 2], column),
                                    load(rows[w % 2], add(column, one))));
@@ -1929,11 +1962,10 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
             "expected query, key, value and result buffers of one element "
             "type and an f32 log-sum-exp buffer")))
       return failure();
-    if (!fitsTheMmaKernel(headDim, valueDim))
+    if (!fitsTheMmaKernel(headDim, valueDim, /*half=*/true))
       return call.emitError()
-             << "the tensor-core kernel takes a head dim that is a multiple "
-                "of 16 up to 128 and a value dim that is a multiple of 8 up "
-                "to 128, not "
+             << "the tensor-core kernel takes a head dim and a value dim "
+                "that are multiples of 8 up to 128, not "
              << headDim << " and " << valueDim;
   } else if (failed(checkHeadDims(headDim, valueDim)) || failed(allF32())) {
     return failure();
@@ -1946,7 +1978,8 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
     call.erase();
     return success();
   }
-  if (half || (f32TensorCores && fitsTheMmaKernel(headDim, valueDim))) {
+  if (half ||
+      (f32TensorCores && fitsTheMmaKernel(headDim, valueDim, /*half=*/false))) {
     buildMma(query, key, value, mask, out, lse, scale, causal, batch, leading,
              queries, keys, headDim, valueDim);
     call.erase();
@@ -2233,8 +2266,11 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   Type element = cast<MemRefType>(query.getType()).getElementType();
   bool single = element.isF32();
   Type i32 = b.getI32Type();
-  int64_t tileKeys = mmaTileKeys(headDim, valueDim, single);
-  int64_t groups = single ? 1 : mmaRowGroups(headDim, valueDim, bool(mask));
+  // The products' head dims: the key tile's past headDim are zeros
+  // (stagePairs), and so are the query's A operands (leftWords).
+  int64_t productDim = mmaHeadDim(headDim);
+  int64_t tileKeys = mmaTileKeys(productDim, valueDim, single);
+  int64_t groups = single ? 1 : mmaRowGroups(productDim, valueDim, bool(mask));
   int64_t blockRows = kMmaRows * groups;
   int64_t threads = 32 * kMmaWarps;
   int64_t values = perWord(element);
@@ -2244,7 +2280,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   // D = Dv = 64 on sm_90 where it takes 168, three blocks an SM.
   bool split = stagedSplit(single, headDim, valueDim);
   SmallVector<MemRefType> tileTypes = {
-      workgroupType({tileKeys, headDim / values}, i32),
+      workgroupType({tileKeys, productDim / values}, i32),
       workgroupType({valueDim, tileKeys / values}, i32)};
   if (split)
     tileTypes.append({tileTypes[0], tileTypes[1]});
@@ -2257,7 +2293,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   // split, where ptxas unasked takes 168 without spilling) or with a
   // mask (ptxas then takes 218 without spilling: two blocks per SM).
   bool f32Fits = !mask && headDim + valueDim <= 96;
-  if (groups == 1 && std::max(headDim, valueDim) <= kMmaBlocksPerSMDims &&
+  if (groups == 1 && std::max(productDim, valueDim) <= kMmaBlocksPerSMDims &&
       (!single || f32Fits))
     blocks.launch->setAttr(kiln::kMinBlocksPerSmAttr,
                            b.getI64IntegerAttr(kMmaBlocksPerSM));
@@ -3479,7 +3515,7 @@ struct KilnCudaFlashAttentionPass
     int64_t queries = query.getShape()[query.getRank() - 2],
             keys = key.getShape()[key.getRank() - 2];
     if (!(grad ? fitsTheMmaGradient(headDim, valueDim)
-               : fitsTheMmaKernel(headDim, valueDim)))
+               : fitsTheMmaKernel(headDim, valueDim, /*half=*/false)))
       return variants;
     // The register-tiled gradient is one kernel with atomics too: its two
     // kernels are a variant of their own.

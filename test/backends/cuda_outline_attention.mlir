@@ -70,30 +70,32 @@ func.func @too_wide(%q: tensor<4x3000xf32>, %k: tensor<6x3000xf32>, %v: tensor<6
 
 // -----
 
-// bf16 attention and its gradient on the f32 kernels (a head dim of 8 is
-// not a multiple of the tensor-core products' 16): the operands widened,
-// the lse f32 as it is, the results rounded back to bf16.
+// bf16 attention and its gradient on the f32 kernels (a head dim of 12 is
+// not a multiple of 8, whose last product of 16 the tensor-core forward
+// pads): the operands widened, the lse f32 as it is, the results rounded
+// back to bf16.
 // CHECK-LABEL: func.func @half_precision(
-// CHECK:         %[[Q:.*]] = kiln.cast %arg0 : tensor<2x5x8xbf16> to tensor<2x5x8xf32>
-// CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_flash_attention[_0-9]*]](%[[Q]], %[[Q]], %[[Q]]) : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>) -> (tensor<2x5x8xf32>, tensor<2x5xf32>)
-// CHECK:         %[[O:.*]] = kiln.cast %[[R]]#0 : tensor<2x5x8xf32> to tensor<2x5x8xbf16>
+// CHECK:         %[[Q:.*]] = kiln.cast %arg0 : tensor<2x5x12xbf16> to tensor<2x5x12xf32>
+// CHECK:         %[[R:.*]]:2 = call @[[F:kiln_cuda_flash_attention[_0-9]*]](%[[Q]], %[[Q]], %[[Q]]) : (tensor<2x5x12xf32>, tensor<2x5x12xf32>, tensor<2x5x12xf32>) -> (tensor<2x5x12xf32>, tensor<2x5xf32>)
+// CHECK:         %[[O:.*]] = kiln.cast %[[R]]#0 : tensor<2x5x12xf32> to tensor<2x5x12xbf16>
 // CHECK:         %[[G:.*]]:3 = call @{{kiln_cuda_flash_attention_grad[_0-9]*}}(
 // CHECK-SAME:        %[[R]]#1
-// CHECK:         kiln.cast %[[G]]#0 : tensor<2x5x8xf32> to tensor<2x5x8xbf16>
+// CHECK:         kiln.cast %[[G]]#0 : tensor<2x5x12xf32> to tensor<2x5x12xbf16>
 // CHECK-NOT:     kiln.attention
 // CHECK:       func.func private @[[F]]({{.*}}kiln.cuda_attention =
-func.func @half_precision(%q: tensor<2x5x8xbf16>, %do: tensor<2x5x8xbf16>) -> (tensor<2x5x8xbf16>, tensor<2x5x8xbf16>) {
-  %o, %lse = kiln.attention %q, %q, %q {scale = 0.5 : f64} : tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x8xbf16>
-  %dq, %dk, %dv = kiln.attention_grad %q, %q, %q, %o, %lse, %do {scale = 0.5 : f64} : tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5xf32>
-  return %o, %dq : tensor<2x5x8xbf16>, tensor<2x5x8xbf16>
+func.func @half_precision(%q: tensor<2x5x12xbf16>, %do: tensor<2x5x12xbf16>) -> (tensor<2x5x12xbf16>, tensor<2x5x12xbf16>) {
+  %o, %lse = kiln.attention %q, %q, %q {scale = 0.5 : f64} : tensor<2x5x12xbf16>, tensor<2x5x12xbf16>, tensor<2x5x12xbf16>
+  %dq, %dk, %dv = kiln.attention_grad %q, %q, %q, %o, %lse, %do {scale = 0.5 : f64} : tensor<2x5x12xbf16>, tensor<2x5x12xbf16>, tensor<2x5x12xbf16>, tensor<2x5x12xbf16>, tensor<2x5xf32>
+  return %o, %dq : tensor<2x5x12xbf16>, tensor<2x5x12xbf16>
 }
 
 // -----
 
-// Half-precision forwards whose head dims fit the tensor-core kernel (D a
-// multiple of 16 up to 128, Dv of 8 up to 128) are outlined as they are,
-// the mask too; the gradient is still widened to f32. D = 144 does not
-// fit: widened, for the f32 kernels. Without
+// Half-precision forwards whose head dims fit the tensor-core kernel (D
+// and Dv multiples of 8 up to 128) are outlined as they are, the mask too;
+// the gradient (D a multiple of 16) is still widened to f32 where Dv is
+// 24. D = 40 is taken by the forward, not by the gradient. D = 144 does
+// not fit: widened, for the f32 kernels. Without
 // tensor cores (before sm_80) every half-precision op is widened.
 // WIDENED-LABEL: func.func @tensor_cores(
 // WIDENED:         kiln.cast %arg0 : tensor<2x70x64xbf16> to tensor<2x70x64xf32>
@@ -140,4 +142,23 @@ func.func @tensor_cores(%q: tensor<2x70x64xbf16>, %k: tensor<2x45x64xbf16>, %v: 
 func.func @tensor_cores_grad(%q: tensor<2x70x64xbf16>, %k: tensor<2x45x64xbf16>, %v: tensor<2x45x32xbf16>, %o: tensor<2x70x32xbf16>, %do: tensor<2x70x32xbf16>, %lse: tensor<2x70xf32>, %m: tensor<1x70x45xbf16>) -> (tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>) {
   %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do mask %m {causal, scale = 0.125 : f64} : tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>, tensor<2x70x32xbf16>, tensor<2x70xf32>, tensor<1x70x45xbf16>
   return %dq, %dk, %dv : tensor<2x70x64xbf16>, tensor<2x45x64xbf16>, tensor<2x45x32xbf16>
+}
+
+// -----
+
+// A bf16 forward of head dim 40 (Stable Diffusion's) runs on the tensor
+// cores as it is, its products' last 16 dims padded with zeros; its
+// gradient (D not a multiple of 16) is widened for the f32 kernels.
+// Without tensor cores both are widened.
+// CHECK-LABEL: func.func @padded_head_dims(
+// CHECK:         %[[R:.*]]:2 = call @{{kiln_cuda_flash_attention[_0-9]*}}(%arg0, %arg0, %arg0) : (tensor<2x64x40xbf16>, tensor<2x64x40xbf16>, tensor<2x64x40xbf16>) -> (tensor<2x64x40xbf16>, tensor<2x64xf32>)
+// CHECK:         kiln.cast %arg0 : tensor<2x64x40xbf16> to tensor<2x64x40xf32>
+// CHECK:         call @{{kiln_cuda_flash_attention_grad[_0-9]*}}({{.*}}) : (tensor<2x64x40xf32>,
+// WIDENED-LABEL: func.func @padded_head_dims(
+// WIDENED-NOT:     (tensor<2x64x40xbf16>, tensor<2x64x40xbf16>, tensor<2x64x40xbf16>) -> (tensor<2x64x40xbf16>
+// WIDENED:         return
+func.func @padded_head_dims(%q: tensor<2x64x40xbf16>, %do: tensor<2x64x40xbf16>) -> (tensor<2x64x40xbf16>, tensor<2x64x40xbf16>) {
+  %o, %lse = kiln.attention %q, %q, %q {scale = 0.125 : f64} : tensor<2x64x40xbf16>, tensor<2x64x40xbf16>, tensor<2x64x40xbf16>
+  %dq, %dk, %dv = kiln.attention_grad %q, %q, %q, %o, %lse, %do {scale = 0.125 : f64} : tensor<2x64x40xbf16>, tensor<2x64x40xbf16>, tensor<2x64x40xbf16>, tensor<2x64x40xbf16>, tensor<2x64xf32>
+  return %o, %dq : tensor<2x64x40xbf16>, tensor<2x64x40xbf16>
 }

@@ -379,6 +379,18 @@ func.func @tensor_cores_wide(%q: tensor<1x40x128xbf16>, %k: tensor<1x75x128xbf16
   return %o, %lse, %ho, %hlse : tensor<1x40x128xbf16>, tensor<1x40xf32>, tensor<33x40xf16>, tensor<33xf32>
 }
 
+// Head dims that are multiples of 8 but not of the products' 16 run the
+// tensor-core kernel too, its last product's upper 8 dims zeros: bf16
+// with head dims of 40 (Stable Diffusion's), 130 queries over 77 keys (a
+// text encoder's tokens), a mask broadcast over the queries; f16 with
+// D = 24 and Dv = 56, causal, 20 queries over 90 keys.
+// CHECK: tensor_cores_padded(arg0: bf16[2,130,40], arg1: bf16[2,77,40], arg2: bf16[2,77,40], arg3: bf16[2,1,77], arg4: f16[3,20,24], arg5: f16[3,90,24], arg6: f16[3,90,56]) -> (out0: bf16[2,130,40], out1: f32[2,130], out2: f16[3,20,56], out3: f32[3,20])
+func.func @tensor_cores_padded(%q: tensor<2x130x40xbf16>, %k: tensor<2x77x40xbf16>, %v: tensor<2x77x40xbf16>, %m: tensor<2x1x77xbf16>, %hq: tensor<3x20x24xf16>, %hk: tensor<3x90x24xf16>, %hv: tensor<3x90x56xf16>) -> (tensor<2x130x40xbf16>, tensor<2x130xf32>, tensor<3x20x56xf16>, tensor<3x20xf32>) attributes {kiln.e2e_half_rtol = 1.6e-2 : f64, kiln.e2e_atol = 4.0e-3 : f64} {
+  %o, %lse = kiln.attention %q, %k, %v mask %m {scale = 0.15811388300841897 : f64} : tensor<2x130x40xbf16>, tensor<2x77x40xbf16>, tensor<2x77x40xbf16>, tensor<2x1x77xbf16>
+  %ho, %hlse = kiln.attention %hq, %hk, %hv {causal, scale = 0.2041241452319315 : f64} : tensor<3x20x24xf16>, tensor<3x90x24xf16>, tensor<3x90x56xf16>
+  return %o, %lse, %ho, %hlse : tensor<2x130x40xbf16>, tensor<2x130xf32>, tensor<3x20x56xf16>, tensor<3x20xf32>
+}
+
 // Half-precision gradients whose head dims are multiples of 16 run CUDA's
 // tensor-core gradient (the CPU's f32 kernels on widened operands): bf16
 // with head dims of 64, causal with a mask broadcast over the queries, 130

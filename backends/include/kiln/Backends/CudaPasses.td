@@ -63,10 +63,9 @@ def KilnCudaOutlineAttention
     `@kiln_cuda_flash_attention_grad(q, k, v, dO, lse, rowsum(dO * O)[,
     mask]) -> (dq, dk, dv)` marked `kiln.cuda_attention_grad`, the row sums
     computed before it as kiln ops. An f16 or bf16 `kiln.attention` of
-    static shapes with D a multiple of 16 up to 128 and Dv a multiple of 8
-    up to 128 is outlined as it is, for the tensor-core kernel, and so is
-    such a `kiln.attention_grad` with Dv also a multiple of 16 (its row
-    sums computed in f32); other f16 and bf16 ops are first rewritten as the f32 op on operands widened by
+    static shapes with D and Dv multiples of 8 up to 128 is outlined as it
+    is, for the tensor-core kernel, and so is such a `kiln.attention_grad`
+    with D and Dv multiples of 16 (its row sums computed in f32); other f16 and bf16 ops are first rewritten as the f32 op on operands widened by
     `kiln.cast`, their results rounded back, which is how the ops define
     half precision. f64, dynamic shapes and
     head dims that would leave one of the kernels' threads more than 64 of
@@ -144,8 +143,10 @@ def KilnCudaFlashAttention
     masks them in f32, keeps each row's online softmax across the row's
     four lanes, rounds the weights p to the operands' type and adds p v
     with the same product, p staying in registers. The result is rounded
-    once from acc / l. Its head dims: D a multiple of 16 up to 128, Dv a
-    multiple of 8 up to 128.
+    once from acc / l. Its head dims: D and Dv multiples of 8 up to 128;
+    where D is not a multiple of the products' 16, their last 8 dims are
+    zeros (the key tile's staged as such, the query's operands as
+    constants).
 
     With f32-tensor-cores, an f32 call whose head dims the tensor-core
     kernel takes is that kernel too, on 3xTF32 products:
