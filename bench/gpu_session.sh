@@ -58,11 +58,14 @@
 #       its log had printed (the attention benches print each row as it is
 #       measured). The rest of the goal table runs only when --only names
 #       it: gemm-f32.md and gemm-bf16.md (40 s each), workloads.md
-#       (against PyTorch eager and torch.compile, 240 s) and resnet.md
-#       (150 s). --quick keeps the attention benches to N = 1024 and
+#       (against PyTorch eager and torch.compile, 240 s), resnet.md
+#       (150 s) and random-attention-padded.log (50 s: bf16 attentions of
+#       head dims 40, 24, 8 and 120, whose last product the tensor-core
+#       forward pads, through kiln's kernels and the tuned sites). --quick keeps the attention benches to N = 1024 and
 #       4096; --only runs the named parts (attention-f32, ncu-attention,
 #       attention-bf16, random-attention-f32, random-attention-bf16,
-#       loops, gemm-f32, gemm-bf16, workloads, resnet), e.g. the rest of a
+#       random-attention-padded, loops, gemm-f32, gemm-bf16, workloads,
+#       resnet), e.g. the rest of a
 #       run in a second call; --limit changes a part's limit (the 440
 #       cases of loops may need more than 60 s: a second call with
 #       --only loops --limit loops=300). Exit status 1 if any part failed
@@ -171,6 +174,13 @@ prepare() {
     --seeds "$seeds" --dtype bf16 --targets cuda,cuda-kiln,cuda-cudnn-only --arch "$arch" \
     --emit-modules "$dir/random-bf16" >"$dir/prepare-random-bf16.log" 2>&1 ||
     failed=1
+  # The head dims whose last product the tensor-core forward pads
+  # (multiples of 8, not of 16), which the draws above seldom take.
+  "$py" "$ROOT/test/fuzz/random_attention.py" --build-dir "$build" \
+    --seeds "$seeds" --dtype bf16 --head-dims 40,24,8,120 \
+    --targets cuda,cuda-kiln --arch "$arch" \
+    --emit-modules "$dir/random-padded" >"$dir/prepare-random-padded.log" 2>&1 ||
+    failed=1
   # bf16 products take a few hundredths of a millisecond: a chain of 101
   # keeps their difference above the noise of a call (f32 needs 11), as in
   # bench/cuda.sh.
@@ -244,7 +254,7 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
   # OUT/NAME.log, and notes its end in the summary.
   # A part of the rest of the goal table (gemm, workloads, resnet) runs
   # only where --only names it.
-  local table=",gemm-f32,gemm-bf16,workloads,resnet,"
+  local table=",gemm-f32,gemm-bf16,workloads,resnet,random-attention-padded,"
   part() {
     local name="$1" limit="$2"; shift 2
     local start=$SECONDS rc
@@ -279,6 +289,9 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
   part random-attention-bf16 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
     --build-dir "$dir" --seeds "$KIT_SEEDS" --dtype bf16 --targets cuda,cuda-kiln,cuda-cudnn-only \
     --modules-from "$dir/random-bf16" --jobs 8
+  part random-attention-padded 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
+    --build-dir "$dir" --seeds "$KIT_SEEDS" --dtype bf16 --head-dims 40,24,8,120 \
+    --targets cuda,cuda-kiln --modules-from "$dir/random-padded" --jobs 8
   part loops 60 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
     --repeat 50 --rounds 2
   local scratch

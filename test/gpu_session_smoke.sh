@@ -16,7 +16,8 @@ for entry in kit.env attention-f32/ARCH \
     attention-f32/f32.deterministic.1024.attn_fwdbwd.kmod \
     attention-bf16/bf16.kiln-kernels.1024.attn_fwdbwd.kmod \
     random-f32/probe.kmod random-f32/f32.1.cuda-3xtf32.kmod \
-    random-bf16/bf16.0.cuda-kiln.kmod loops/cases.json \
+    random-bf16/bf16.0.cuda-kiln.kmod random-padded/bf16.1.cuda-kiln.kmod \
+    loops/cases.json \
     loops/fuzz_0_grad.cuda.kmod gemm-f32/ARCH gemm-f32/chain_256_f32_kernel_11.kmod \
     gemm-bf16/chain_256_bf16_cublas_101.kmod workloads/ARCH \
     workloads/transformer_train.kmod workloads/while_solver.kmod \
@@ -37,9 +38,10 @@ grep -q "^gemm-f32: exit" "$work/out/summary.txt" && {
   echo "gpu_session_smoke.sh: gemm-f32 ran without --only" >&2; exit 1; }
 mv "$work/out" "$work/out-default"
 PYTHON=/usr/bin/python3 "$source/bench/gpu_session.sh" check \
-  "$work/kit.tar.xz" "$work/out" --only gemm-f32,gemm-bf16,workloads,resnet \
+  "$work/kit.tar.xz" "$work/out" \
+  --only gemm-f32,gemm-bf16,workloads,resnet,random-attention-padded \
   >>"$work/check.log" 2>&1
-for part in gemm-f32 gemm-bf16 workloads resnet; do
+for part in gemm-f32 gemm-bf16 workloads resnet random-attention-padded; do
   grep -q "^$part: exit" "$work/out/summary.txt" || {
     echo "gpu_session_smoke.sh: $part did not run" >&2; exit 1; }
 done
