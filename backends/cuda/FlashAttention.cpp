@@ -265,11 +265,12 @@ static int64_t mmaHeadDim(int64_t headDim) {
 }
 
 /// Whether the tensor-core gradient (KernelBuilder::buildMmaGrad) takes
-/// these head dims: D and Dv in steps of 16, the k of the products whose A
-/// operands are the query or key rows, the value rows or dO.
-static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim) {
-  return fitsTheMmaKernel(headDim, valueDim, /*half=*/false) &&
-         valueDim % 16 == 0;
+/// these head dims: those of the forward, and Dv in steps of the products'
+/// k too (dp = dO V^T's; in f16 and bf16 of 8, its last product padded as
+/// the forward pads D's).
+static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim, bool half) {
+  return fitsTheMmaKernel(headDim, valueDim, half) &&
+         valueDim % (half ? 8 : 16) == 0;
 }
 
 /// The rows of the other side's tiles in the tensor-core gradient's
@@ -346,7 +347,7 @@ bool mlir::kiln::takenByTensorCoreAttention(Operation *op) {
          llvm::all_of(op->getResultTypes(), isStatic) &&
          (isa<mlir::kiln::AttentionOp>(op)
               ? fitsTheMmaKernel(headDim, valueDim, /*half=*/true)
-              : fitsTheMmaGradient(headDim, valueDim));
+              : fitsTheMmaGradient(headDim, valueDim, /*half=*/true));
 }
 
 Value mlir::kiln::attentionGradRowsum(OpBuilder &builder,
@@ -2477,7 +2478,12 @@ KernelBuilder::planMmaGradKeyBuffers(Type element, int64_t headDim,
   Type i32 = b.getI32Type();
   bool single = element.isF32();
   int64_t values = perWord(element);
-  int64_t tile = mmaGradientTile(headDim, valueDim, /*keyKernel=*/true, single);
+  // The query and dO tiles' rows as pairs of dims: their products' k,
+  // padded.
+  int64_t productDim = mmaHeadDim(headDim),
+          productValueDim = mmaHeadDim(valueDim);
+  int64_t tile =
+      mmaGradientTile(productDim, productValueDim, /*keyKernel=*/true, single);
   auto words = [&](int64_t rows, int64_t width) {
     return workgroupType({rows, width}, i32);
   };
@@ -2493,10 +2499,12 @@ KernelBuilder::planMmaGradKeyBuffers(Type element, int64_t headDim,
   // (D = 64), which leaves two blocks of the kernel 194.5 KiB of sm_90's
   // 228 and the L1 cache the 60 KiB above, for the own rows that each
   // tile reads again (the 32 KiB a block at D = Dv = 64).
-  SmallVector<MemRefType> keyBuffers = {
-      words(tile, headDim / values), words(tile, valueDim / values),
-      words(headDim, tile / values), words(valueDim, tile / values),
-      workgroupType({tile}),         workgroupType({tile})};
+  SmallVector<MemRefType> keyBuffers = {words(tile, productDim / values),
+                                        words(tile, productValueDim / values),
+                                        words(headDim, tile / values),
+                                        words(valueDim, tile / values),
+                                        workgroupType({tile}),
+                                        workgroupType({tile})};
   MemRefType keyT = words(headDim, kMmaRows / values),
              dsType = words(tile, kMmaRows / values);
   auto bytesOf = [](ArrayRef<MemRefType> types) {
@@ -2540,7 +2548,7 @@ KernelBuilder::planMmaGradKeyBuffers(Type element, int64_t headDim,
       gradientAtomics && queries != 0 && keys != 0 &&
       shareableQueryGrad(tile, headDim) &&
       (single ? splitKeyTiles && 2 * bytesOf(withAtomics) <= sharedBytes
-              : dsOwnBuffer || headDim >= kMmaRows);
+              : dsOwnBuffer || productDim >= kMmaRows);
   if (atomics)
     keyBuffers = withAtomics;
   return {keyBuffers, splitKeyTiles, dsOwnBuffer, atomics};
@@ -2589,14 +2597,20 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
   bool single = element.isF32();
   int64_t values = perWord(element);
   int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-  int64_t tile = mmaGradientTile(headDim, valueDim, /*keyKernel=*/true, single);
+  // s = Q K^T's and dp = dO V^T's k: D and Dv padded as the forward's D
+  // (mmaHeadDim), the staged rows zeros past them (stagePairs) and so the
+  // own rows' operands (leftWords).
+  int64_t productDim = mmaHeadDim(headDim),
+          productValueDim = mmaHeadDim(valueDim);
+  int64_t tile =
+      mmaGradientTile(productDim, productValueDim, /*keyKernel=*/true, single);
   int64_t threads = 32 * kMmaWarps;
   // A warp's own rows as A operands take 16 registers a lane per 64 dims,
   // read once; for head dims over 64 they are read again per tile (from
   // L1 or L2) instead, which keeps the wide kernels from spilling. f32's
   // take 64 registers per 64 dims split into TF32 words, and are read and
   // split per tile.
-  bool reloadOwnRows = single || std::max(headDim, valueDim) > 64;
+  bool reloadOwnRows = single || std::max(productDim, productValueDim) > 64;
   /// A launch of blocks of kMmaRows rows of `own` per batch entry, the
   /// builder left in its body; the lane's rows g and g + 8 of its warp's,
   /// and the rows it reads (the last past the end).
@@ -2874,14 +2888,15 @@ void KernelBuilder::buildMmaGrad(ArrayRef<Value> operands, Value mask,
     }
   } else if (queries != 0) {
     // dq: query rows, key tiles.
-    int64_t keysPerTile =
-        mmaGradientTile(headDim, valueDim, /*keyKernel=*/false, single);
+    int64_t keysPerTile = mmaGradientTile(productDim, productValueDim,
+                                          /*keyKernel=*/false, single);
     // f32 tiles staged split (stagedSplit): each buffer both parts of its
     // tile (splitParts).
     bool split = stagedSplit(single, headDim, valueDim);
-    SmallVector<MemRefType> tileTypes = {words(keysPerTile, headDim / values),
-                                         words(keysPerTile, valueDim / values),
-                                         words(headDim, keysPerTile / values)};
+    SmallVector<MemRefType> tileTypes = {
+        words(keysPerTile, productDim / values),
+        words(keysPerTile, productValueDim / values),
+        words(headDim, keysPerTile / values)};
     if (split)
       for (MemRefType &type : tileTypes)
         type = splitBufferType(type);
@@ -3225,10 +3240,10 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
             "expected query, key, value, cotangent and gradient buffers of "
             "one element type and f32 log-sum-exp and rowsum buffers")))
       return failure();
-    if (!fitsTheMmaGradient(headDim, valueDim))
+    if (!fitsTheMmaGradient(headDim, valueDim, /*half=*/true))
       return call.emitError()
-             << "the tensor-core gradient takes head and value dims that are "
-                "multiples of 16 up to 128, not "
+             << "the tensor-core gradient takes head and value dims that "
+                "are multiples of 8 up to 128, not "
              << headDim << " and " << valueDim;
   } else if (failed(checkHeadDims(headDim, valueDim)) || failed(allF32())) {
     return failure();
@@ -3236,7 +3251,8 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   int64_t batch = 1;
   for (int64_t d : leading)
     batch *= d;
-  if (half || (f32TensorCores && fitsTheMmaGradient(headDim, valueDim))) {
+  if (half || (f32TensorCores &&
+               fitsTheMmaGradient(headDim, valueDim, /*half=*/false))) {
     if (batch != 0)
       buildMmaGrad({query, key, value, resultGrad, lse, delta}, mask,
                    {queryGrad, keyGrad, valueGrad}, scale, causal, batch,
@@ -3514,7 +3530,7 @@ struct KilnCudaFlashAttentionPass
             valueDim = value.getShape().back();
     int64_t queries = query.getShape()[query.getRank() - 2],
             keys = key.getShape()[key.getRank() - 2];
-    if (!(grad ? fitsTheMmaGradient(headDim, valueDim)
+    if (!(grad ? fitsTheMmaGradient(headDim, valueDim, /*half=*/false)
                : fitsTheMmaKernel(headDim, valueDim, /*half=*/false)))
       return variants;
     // The register-tiled gradient is one kernel with atomics too: its two

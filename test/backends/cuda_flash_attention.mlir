@@ -777,6 +777,32 @@ func.func private @kiln_cuda_attention(%q: memref<2x70x40xbf16>, %k: memref<2x45
 
 // -----
 
+// The gradient at D = 40 and Dv = 24 on tensor cores: s's products run
+// over 48 dims and dp's over 32, the rows staged as pairs of dims (the
+// key kernel's queries and dO, the query kernel's keys and values) in
+// tiles of 24 and 16 words whose chunks past 40 and 24 columns are
+// zeros; the tiles transposed as pairs of rows keep 40 and 24 rows. With
+// atomics one key kernel (its keys transposed and ds of their own), else
+// the key kernel and the query kernel.
+// DEFAULT-LABEL: func.func @padded_gradient(
+// DEFAULT:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x24xi32, {{.*}}>, %{{.*}} : memref<64x16xi32, {{.*}}>, %{{.*}} : memref<40x32xi32, {{.*}}>, %{{.*}} : memref<24x32xi32, {{.*}}>, %{{.*}} : memref<64xf32, {{.*}}>, %{{.*}} : memref<64xf32, {{.*}}>, %{{.*}} : memref<40x32xi32, {{.*}}>, %{{.*}} : memref<64x32xi32, {{.*}}>)
+// DEFAULT:           arith.cmpi slt, %{{.*}}, %c40{{[_0-9]*}} : index
+// DEFAULT:           arith.cmpi slt, %{{.*}}, %c24{{[_0-9]*}} : index
+// SPLIT-LABEL: func.func @padded_gradient(
+// SPLIT:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x24xi32, {{.*}}>, %{{.*}} : memref<64x16xi32, {{.*}}>, %{{.*}} : memref<40x32xi32, {{.*}}>, %{{.*}} : memref<24x32xi32, {{.*}}>, %{{.*}} : memref<64xf32, {{.*}}>, %{{.*}} : memref<64xf32, {{.*}}>)
+// SPLIT:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x24xi32, {{.*}}>, %{{.*}} : memref<64x16xi32, {{.*}}>, %{{.*}} : memref<40x32xi32, {{.*}}>)
+// SPLIT:           arith.cmpi slt, %{{.*}}, %c40{{[_0-9]*}} : index
+// SPLIT:           arith.cmpi slt, %{{.*}}, %c24{{[_0-9]*}} : index
+func.func @padded_gradient(%q: memref<2x70x40xbf16>, %k: memref<2x45x40xbf16>, %v: memref<2x45x24xbf16>, %do: memref<2x70x24xbf16>, %l: memref<2x70xf32>, %d: memref<2x70xf32>, %dq: memref<2x70x40xbf16>, %dk: memref<2x45x40xbf16>, %dv: memref<2x45x24xbf16>) {
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<2x70x40xbf16>, memref<2x45x40xbf16>, memref<2x45x24xbf16>, memref<2x70x24xbf16>, memref<2x70xf32>, memref<2x70xf32>, memref<2x70x40xbf16>, memref<2x45x40xbf16>, memref<2x45x24xbf16>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<2x70x40xbf16>, %k: memref<2x45x40xbf16>, %v: memref<2x45x24xbf16>, %do: memref<2x70x24xbf16>, %l: memref<2x70xf32>, %d: memref<2x70xf32>, %dq: memref<2x70x40xbf16>, %dk: memref<2x45x40xbf16>, %dv: memref<2x45x24xbf16>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.250000e-01 : f64}} {
+  return
+}
+
+// -----
+
 // f16: the words go to the products as vector<2xf16>; head dims 16 and 8
 // make one product per eight keys for the scores and one per sixteen keys
 // for p v. Without a mask and with head dims up to 64 each warp owns two
@@ -1107,12 +1133,12 @@ func.func private @kiln_cuda_attention(%q: memref<5x16xbf16>, %k: memref<7x16xf1
 
 // -----
 
-func.func @tensor_cores_grad_dims(%q: memref<5x16xbf16>, %k: memref<7x16xbf16>, %v: memref<7x8xbf16>, %do: memref<5x8xbf16>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x16xbf16>, %dk: memref<7x16xbf16>, %dv: memref<7x8xbf16>) {
-  // expected-error @+1 {{the tensor-core gradient takes head and value dims that are multiples of 16 up to 128, not 16 and 8}}
-  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<5x16xbf16>, memref<7x16xbf16>, memref<7x8xbf16>, memref<5x8xbf16>, memref<5xf32>, memref<5xf32>, memref<5x16xbf16>, memref<7x16xbf16>, memref<7x8xbf16>) -> ()
+func.func @tensor_cores_grad_dims(%q: memref<5x16xbf16>, %k: memref<7x16xbf16>, %v: memref<7x4xbf16>, %do: memref<5x4xbf16>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x16xbf16>, %dk: memref<7x16xbf16>, %dv: memref<7x4xbf16>) {
+  // expected-error @+1 {{the tensor-core gradient takes head and value dims that are multiples of 8 up to 128, not 16 and 4}}
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<5x16xbf16>, memref<7x16xbf16>, memref<7x4xbf16>, memref<5x4xbf16>, memref<5xf32>, memref<5xf32>, memref<5x16xbf16>, memref<7x16xbf16>, memref<7x4xbf16>) -> ()
   return
 }
-func.func private @kiln_cuda_attention_grad(%q: memref<5x16xbf16>, %k: memref<7x16xbf16>, %v: memref<7x8xbf16>, %do: memref<5x8xbf16>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x16xbf16>, %dk: memref<7x16xbf16>, %dv: memref<7x8xbf16>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.000000e+00 : f64}} {
+func.func private @kiln_cuda_attention_grad(%q: memref<5x16xbf16>, %k: memref<7x16xbf16>, %v: memref<7x4xbf16>, %do: memref<5x4xbf16>, %l: memref<5xf32>, %d: memref<5xf32>, %dq: memref<5x16xbf16>, %dk: memref<7x16xbf16>, %dv: memref<7x4xbf16>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.000000e+00 : f64}} {
   return
 }
 

@@ -91,11 +91,10 @@ func.func @half_precision(%q: tensor<2x5x12xbf16>, %do: tensor<2x5x12xbf16>) -> 
 
 // -----
 
-// Half-precision forwards whose head dims fit the tensor-core kernel (D
-// and Dv multiples of 8 up to 128) are outlined as they are, the mask too;
-// the gradient (D a multiple of 16) is still widened to f32 where Dv is
-// 24. D = 40 is taken by the forward, not by the gradient. D = 144 does
-// not fit: widened, for the f32 kernels. Without
+// Half-precision forwards and gradients whose head dims fit the
+// tensor-core kernels (D and Dv multiples of 8 up to 128) are outlined as
+// they are, the mask too, the gradient after rowsum(dO * O) in f32.
+// D = 144 does not fit: widened, for the f32 kernels. Without
 // tensor cores (before sm_80) every half-precision op is widened.
 // WIDENED-LABEL: func.func @tensor_cores(
 // WIDENED:         kiln.cast %arg0 : tensor<2x70x64xbf16> to tensor<2x70x64xf32>
@@ -107,8 +106,8 @@ func.func @half_precision(%q: tensor<2x5x12xbf16>, %do: tensor<2x5x12xbf16>) -> 
 // CHECK:         %[[H:.*]]:2 = call @[[F2:kiln_cuda_flash_attention[_0-9]*]](%arg4, %arg4, %arg4) : (tensor<3x16xf16>, tensor<3x16xf16>, tensor<3x16xf16>) -> (tensor<3x16xf16>, tensor<3xf32>)
 // CHECK:         kiln.cast %arg5 : tensor<3x144xbf16> to tensor<3x144xf32>
 // CHECK:         call @{{kiln_cuda_flash_attention[_0-9]*}}({{.*}}) : (tensor<3x144xf32>,
-// CHECK:         kiln.cast %arg0 : tensor<2x70x64xbf16> to tensor<2x70x64xf32>
-// CHECK:         call @{{kiln_cuda_flash_attention_grad[_0-9]*}}({{.*}}) : (tensor<2x70x64xf32>,
+// CHECK:         %[[S:.*]] = kiln.reduce_sum
+// CHECK:         call @{{kiln_cuda_flash_attention_grad[_0-9]*}}(%arg0, %arg1, %arg2, %arg6, %[[R]]#1, %[[S]], %arg3) : (tensor<2x70x64xbf16>,
 // CHECK:       func.func private @[[F]]({{.*}}tensor<1x70x45xbf16> {bufferization.access = "read"}) -> (tensor<2x70x24xbf16>, tensor<2x70xf32>)
 // CHECK-SAME:    attributes {kiln.cuda_attention = {causal = true, scale = 1.250000e-01 : f64}}
 // CHECK:       func.func private @[[F2]]({{.*}}) -> (tensor<3x16xf16>, tensor<3xf32>)
@@ -146,14 +145,13 @@ func.func @tensor_cores_grad(%q: tensor<2x70x64xbf16>, %k: tensor<2x45x64xbf16>,
 
 // -----
 
-// A bf16 forward of head dim 40 (Stable Diffusion's) runs on the tensor
-// cores as it is, its products' last 16 dims padded with zeros; its
-// gradient (D not a multiple of 16) is widened for the f32 kernels.
-// Without tensor cores both are widened.
+// A bf16 forward and gradient of head dim 40 (Stable Diffusion's) run on
+// the tensor cores as they are, their products' last 16 dims padded with
+// zeros. Without tensor cores both are widened.
 // CHECK-LABEL: func.func @padded_head_dims(
 // CHECK:         %[[R:.*]]:2 = call @{{kiln_cuda_flash_attention[_0-9]*}}(%arg0, %arg0, %arg0) : (tensor<2x64x40xbf16>, tensor<2x64x40xbf16>, tensor<2x64x40xbf16>) -> (tensor<2x64x40xbf16>, tensor<2x64xf32>)
-// CHECK:         kiln.cast %arg0 : tensor<2x64x40xbf16> to tensor<2x64x40xf32>
-// CHECK:         call @{{kiln_cuda_flash_attention_grad[_0-9]*}}({{.*}}) : (tensor<2x64x40xf32>,
+// CHECK:         %[[S:.*]] = kiln.reduce_sum
+// CHECK:         call @{{kiln_cuda_flash_attention_grad[_0-9]*}}(%arg0, %arg0, %arg0, %arg1, %[[R]]#1, %[[S]]) : (tensor<2x64x40xbf16>,
 // WIDENED-LABEL: func.func @padded_head_dims(
 // WIDENED-NOT:     (tensor<2x64x40xbf16>, tensor<2x64x40xbf16>, tensor<2x64x40xbf16>) -> (tensor<2x64x40xbf16>
 // WIDENED:         return

@@ -85,18 +85,18 @@ func.func @left(%f: tensor<4x16x64xf32>, %odd: tensor<4x16x20xbf16>, %wide: tens
 
 // -----
 
-// Where kiln's tensor-core kernels do not take an attention cuDNN takes
-// (a gradient of D 24, not a multiple of 16), tune leaves it cuDNN's
-// alone, without the rowsum; the forward of D 24 they take (its products
-// padded to 32 dims), and it is a choice of the two.
-// CHECK-LABEL: func.func @cudnn_only
-// TUNE-LABEL: func.func @cudnn_only
+// A head dim of 24 (a multiple of 8, not of 16) is cuDNN's and kiln's
+// tensor-core kernels' alike (theirs pad the last product): with tune the
+// forward and the gradient are choices of the two, the gradient's call
+// carrying the rowsum for kiln's kernels, the functions marked for both.
+// CHECK-LABEL: func.func @padded_head_dims
+// TUNE-LABEL: func.func @padded_head_dims
 // TUNE: %[[O:.*]]:2 = call @kiln_cuda_cudnn_attention(%arg0, %arg0, %arg0)
-// TUNE-NOT: kiln.reduce_sum
-// TUNE: call @kiln_cuda_cudnn_attention_grad(%arg0, %arg0, %arg0, %[[O]]#0, %[[O]]#1, %arg0) :
+// TUNE: %[[S:.*]] = kiln.reduce_sum
+// TUNE: call @kiln_cuda_cudnn_attention_grad(%arg0, %arg0, %arg0, %[[O]]#0, %[[O]]#1, %arg0, %[[S]]) :
 // TUNE: func.func private @kiln_cuda_cudnn_attention({{.*}}kiln.cuda_attention = {causal = false
-// TUNE-NOT: kiln.cuda_attention_grad
-func.func @cudnn_only(%x: tensor<4x32x24xbf16>) -> tensor<4x32x24xbf16> {
+// TUNE: func.func private @kiln_cuda_cudnn_attention_grad({{.*}}kiln.cuda_attention_grad = {causal = false
+func.func @padded_head_dims(%x: tensor<4x32x24xbf16>) -> tensor<4x32x24xbf16> {
   %o, %lse = kiln.attention %x, %x, %x {scale = 0.125 : f64} : tensor<4x32x24xbf16>, tensor<4x32x24xbf16>, tensor<4x32x24xbf16>
   %dq, %dk, %dv = kiln.attention_grad %x, %x, %x, %o, %lse, %x {scale = 0.125 : f64} : tensor<4x32x24xbf16>, tensor<4x32x24xbf16>, tensor<4x32x24xbf16>, tensor<4x32x24xbf16>, tensor<4x32xf32>
   return %dq : tensor<4x32x24xbf16>

@@ -391,6 +391,19 @@ func.func @tensor_cores_padded(%q: tensor<2x130x40xbf16>, %k: tensor<2x77x40xbf1
   return %o, %lse, %ho, %hlse : tensor<2x130x40xbf16>, tensor<2x130xf32>, tensor<3x20x56xf16>, tensor<3x20xf32>
 }
 
+// Their gradients on the tensor-core kernels, padded likewise (s's
+// products over 48 dims, dp's over 48 and 64): bf16 at D = Dv = 40, 130
+// queries over 77 keys with the mask; f16 at D = 24 and Dv = 56, causal,
+// 20 queries over 90 keys.
+// CHECK: tensor_cores_padded_grad(arg0: bf16[2,130,40], arg1: bf16[2,77,40], arg2: bf16[2,77,40], arg3: bf16[2,1,77], arg4: bf16[2,130,40], arg5: f16[3,20,24], arg6: f16[3,90,24], arg7: f16[3,90,56], arg8: f16[3,20,56]) -> (out0: bf16[2,130,40], out1: bf16[2,77,40], out2: bf16[2,77,40], out3: f16[3,20,24], out4: f16[3,90,24], out5: f16[3,90,56])
+func.func @tensor_cores_padded_grad(%q: tensor<2x130x40xbf16>, %k: tensor<2x77x40xbf16>, %v: tensor<2x77x40xbf16>, %m: tensor<2x1x77xbf16>, %do: tensor<2x130x40xbf16>, %hq: tensor<3x20x24xf16>, %hk: tensor<3x90x24xf16>, %hv: tensor<3x90x56xf16>, %hdo: tensor<3x20x56xf16>) -> (tensor<2x130x40xbf16>, tensor<2x77x40xbf16>, tensor<2x77x40xbf16>, tensor<3x20x24xf16>, tensor<3x90x24xf16>, tensor<3x90x56xf16>) attributes {kiln.e2e_half_rtol = 1.6e-2 : f64, kiln.e2e_atol = 1.2e-2 : f64} {
+  %o, %lse = kiln.attention %q, %k, %v mask %m {scale = 0.15811388300841897 : f64} : tensor<2x130x40xbf16>, tensor<2x77x40xbf16>, tensor<2x77x40xbf16>, tensor<2x1x77xbf16>
+  %dq, %dk, %dv = kiln.attention_grad %q, %k, %v, %o, %lse, %do mask %m {scale = 0.15811388300841897 : f64} : tensor<2x130x40xbf16>, tensor<2x77x40xbf16>, tensor<2x77x40xbf16>, tensor<2x130x40xbf16>, tensor<2x130xf32>, tensor<2x1x77xbf16>
+  %ho, %hlse = kiln.attention %hq, %hk, %hv {causal, scale = 0.2041241452319315 : f64} : tensor<3x20x24xf16>, tensor<3x90x24xf16>, tensor<3x90x56xf16>
+  %hdq, %hdk, %hdv = kiln.attention_grad %hq, %hk, %hv, %ho, %hlse, %hdo {causal, scale = 0.2041241452319315 : f64} : tensor<3x20x24xf16>, tensor<3x90x24xf16>, tensor<3x90x56xf16>, tensor<3x20x56xf16>, tensor<3x20xf32>
+  return %dq, %dk, %dv, %hdq, %hdk, %hdv : tensor<2x130x40xbf16>, tensor<2x77x40xbf16>, tensor<2x77x40xbf16>, tensor<3x20x24xf16>, tensor<3x90x24xf16>, tensor<3x90x56xf16>
+}
+
 // Half-precision gradients whose head dims are multiples of 16 run CUDA's
 // tensor-core gradient (the CPU's f32 kernels on widened operands): bf16
 // with head dims of 64, causal with a mask broadcast over the queries, 130

@@ -177,8 +177,7 @@ cl::opt<bool> noCudaCudnnAttention(
              "kernels alone. By default cuDNN's fused attention takes them "
              "through the runtime where it can (head dims multiples of 8 up "
              "to 128, sm_80 and later), and where kiln's tensor-core kernels "
-             "take them too (a forward's head dims multiples of 8, a "
-             "gradient's of 16) both are built as a "
+             "take them too (the same head dims) both are built as a "
              "tuned call site whose faster the runtime keeps, unless "
              "--no-cuda-attention-tuning (--target=cuda)"),
     cl::init(false), cl::cat(compileCategory));

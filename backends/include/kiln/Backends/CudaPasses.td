@@ -65,7 +65,7 @@ def KilnCudaOutlineAttention
     computed before it as kiln ops. An f16 or bf16 `kiln.attention` of
     static shapes with D and Dv multiples of 8 up to 128 is outlined as it
     is, for the tensor-core kernel, and so is such a `kiln.attention_grad`
-    with D and Dv multiples of 16 (its row sums computed in f32); other f16 and bf16 ops are first rewritten as the f32 op on operands widened by
+    (its row sums computed in f32); other f16 and bf16 ops are first rewritten as the f32 op on operands widened by
     `kiln.cast`, their results rounded back, which is how the ops define
     half precision. f64, dynamic shapes and
     head dims that would leave one of the kernels' threads more than 64 of
@@ -146,7 +146,7 @@ def KilnCudaFlashAttention
     once from acc / l. Its head dims: D and Dv multiples of 8 up to 128;
     where D is not a multiple of the products' 16, their last 8 dims are
     zeros (the key tile's staged as such, the query's operands as
-    constants).
+    constants), as are the gradient's below for D and Dv.
 
     With f32-tensor-cores, an f32 call whose head dims the tensor-core
     kernel takes is that kernel too, on 3xTF32 products:
@@ -210,7 +210,7 @@ def KilnCudaFlashAttention
     which blocks run. Without it, a second launch owns 64 query rows and
     walks the key tiles for dq. A gradient call on f16 or bf16 buffers
     (lse and row sums f32) is the tensor-core gradient, whatever the
-    options, for D and Dv multiples of 16 up to 128: blocks of four
+    options, for D and Dv multiples of 8 up to 128: blocks of four
     warps, each warp owning 16 rows. Over key rows, the warps hold their
     keys and values as A operands and per query tile (64 rows, 32 for
     head dims over 64, 16 over 96) compute s^T = K Q^T and dp^T = V dO^T
