@@ -258,8 +258,9 @@ static bool fitsTheMmaKernel(int64_t headDim, int64_t valueDim, bool half) {
          valueDim > 0 && valueDim % 8 == 0 && valueDim <= 128;
 }
 
-/// The head dims the tensor-core forward's products run over: D rounded up
-/// to their k, the query's and keys' dims past D zeros.
+/// The head dims the tensor-core kernels' products run over: D (or Dv, for
+/// the gradient's dp = dO V^T) rounded up to their k, the operands' dims
+/// past it zeros.
 static int64_t mmaHeadDim(int64_t headDim) {
   return llvm::alignTo(headDim, 16);
 }
