@@ -266,12 +266,12 @@ static int64_t mmaHeadDim(int64_t headDim) {
 }
 
 /// Whether the tensor-core gradient (KernelBuilder::buildMmaGrad) takes
-/// these head dims: those of the forward, and Dv in steps of the products'
-/// k too (dp = dO V^T's; in f16 and bf16 of 8, its last product padded as
-/// the forward pads D's).
+/// these head dims: those of the forward, whose Dv is also dp = dO V^T's
+/// k. In f16 and bf16 its last product is padded as the forward pads D's;
+/// in f32 Dv must be a whole number of products (16).
 static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim, bool half) {
   return fitsTheMmaKernel(headDim, valueDim, half) &&
-         valueDim % (half ? 8 : 16) == 0;
+         (half || valueDim % 16 == 0);
 }
 
 /// The rows of the other side's tiles in the tensor-core gradient's

@@ -804,9 +804,10 @@ void CudaDevice::attention(const int64_t *descriptor, bool gradient,
     return;
   }
   // cuDNN's attention is the compiler's default for half precision, and a
-  // module's call is cuDNN's alone where kiln's tensor-core kernels do not
-  // take the problem: a refusal says how to do without it. (In a tuned
-  // call site a refusal only drops cuDNN's variant.)
+  // module's call is cuDNN's alone where its site is not tuned
+  // (--no-cuda-attention-tuning, a forward under --cuda-deterministic): a
+  // refusal says how to do without it. (In a tuned call site a refusal
+  // only drops cuDNN's variant.)
   const char *withoutCudnn =
       " (kiln-compile --no-cuda-cudnn-attention, or kiln.jit's "
       "cuda_cudnn_attention=False, keeps attention on kiln's own kernels)";
