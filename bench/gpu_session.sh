@@ -59,14 +59,17 @@
 #       measured). The rest of the goal table runs only when --only names
 #       it: gemm-f32.md and gemm-bf16.md (40 s each), workloads.md
 #       (against PyTorch eager and torch.compile, 240 s), resnet.md
-#       (150 s) and random-attention-padded.log (50 s: bf16 attentions of
+#       (150 s), random-attention-padded.log (50 s: bf16 attentions of
 #       head dims 40, 24, 8 and 120, whose last product the tensor-core
-#       forward pads, through kiln's kernels and the tuned sites). --quick keeps the attention benches to N = 1024 and
-#       4096; --only runs the named parts (attention-f32, ncu-attention,
-#       attention-bf16, random-attention-f32, random-attention-bf16,
-#       random-attention-padded, loops, gemm-f32, gemm-bf16, workloads,
-#       resnet), e.g. the rest of a
-#       run in a second call; --limit changes a part's limit (the 440
+#       forward pads, through kiln's kernels and the tuned sites) and
+#       random-attention-padded-f32.log (50 s: f32 ones of the same head
+#       dims, through the 3xTF32 kernels and the tuned sites). --quick
+#       keeps the attention benches to N = 1024 and 4096; --only runs the
+#       named parts (attention-f32, ncu-attention, attention-bf16,
+#       random-attention-f32, random-attention-bf16,
+#       random-attention-padded, random-attention-padded-f32, loops,
+#       gemm-f32, gemm-bf16, workloads, resnet), e.g. the rest of a run in
+#       a second call; --limit changes a part's limit (the 440
 #       cases of loops may need more than 60 s: a second call with
 #       --only loops --limit loops=300). Exit status 1 if any part failed
 #       or ran out of time (the summary in OUT/summary.txt names which).
@@ -181,6 +184,12 @@ prepare() {
     --targets cuda,cuda-kiln --arch "$arch" \
     --emit-modules "$dir/random-padded" >"$dir/prepare-random-padded.log" 2>&1 ||
     failed=1
+  # And in f32, whose 3xTF32 products stop at those head dims.
+  "$py" "$ROOT/test/fuzz/random_attention.py" --build-dir "$build" \
+    --seeds "$seeds" --head-dims 40,24,8,120 \
+    --targets cuda,cuda-3xtf32 --arch "$arch" \
+    --emit-modules "$dir/random-padded-f32" \
+    >"$dir/prepare-random-padded-f32.log" 2>&1 || failed=1
   # bf16 products take a few hundredths of a millisecond: a chain of 101
   # keeps their difference above the noise of a call (f32 needs 11), as in
   # bench/cuda.sh.
@@ -255,6 +264,7 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
   # A part of the rest of the goal table (gemm, workloads, resnet) runs
   # only where --only names it.
   local table=",gemm-f32,gemm-bf16,workloads,resnet,random-attention-padded,"
+  table+="random-attention-padded-f32,"
   part() {
     local name="$1" limit="$2"; shift 2
     local start=$SECONDS rc
@@ -292,6 +302,10 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **safe)' "$kit" "$UNPACKED" ||
   part random-attention-padded 50 "$PYTHON" "$ROOT/test/fuzz/random_attention.py" \
     --build-dir "$dir" --seeds "$KIT_SEEDS" --dtype bf16 --head-dims 40,24,8,120 \
     --targets cuda,cuda-kiln --modules-from "$dir/random-padded" --jobs 8
+  part random-attention-padded-f32 50 "$PYTHON" \
+    "$ROOT/test/fuzz/random_attention.py" --build-dir "$dir" \
+    --seeds "$KIT_SEEDS" --head-dims 40,24,8,120 --targets cuda,cuda-3xtf32 \
+    --modules-from "$dir/random-padded-f32" --jobs 8
   part loops 60 "$PYTHON" "$HERE/graph_loops_cuda.py" check "$dir/loops" \
     --repeat 50 --rounds 2
   local scratch

@@ -17,6 +17,7 @@ for entry in kit.env attention-f32/ARCH \
     attention-bf16/bf16.kiln-kernels.1024.attn_fwdbwd.kmod \
     random-f32/probe.kmod random-f32/f32.1.cuda-3xtf32.kmod \
     random-bf16/bf16.0.cuda-kiln.kmod random-padded/bf16.1.cuda-kiln.kmod \
+    random-padded-f32/f32.1.cuda-3xtf32.kmod \
     loops/cases.json \
     loops/fuzz_0_grad.cuda.kmod gemm-f32/ARCH gemm-f32/chain_256_f32_kernel_11.kmod \
     gemm-bf16/chain_256_bf16_cublas_101.kmod workloads/ARCH \
@@ -39,9 +40,10 @@ grep -q "^gemm-f32: exit" "$work/out/summary.txt" && {
 mv "$work/out" "$work/out-default"
 PYTHON=/usr/bin/python3 "$source/bench/gpu_session.sh" check \
   "$work/kit.tar.xz" "$work/out" \
-  --only gemm-f32,gemm-bf16,workloads,resnet,random-attention-padded \
+  --only gemm-f32,gemm-bf16,workloads,resnet,random-attention-padded,random-attention-padded-f32 \
   >>"$work/check.log" 2>&1
-for part in gemm-f32 gemm-bf16 workloads resnet random-attention-padded; do
+for part in gemm-f32 gemm-bf16 workloads resnet random-attention-padded \
+    random-attention-padded-f32; do
   grep -q "^$part: exit" "$work/out/summary.txt" || {
     echo "gpu_session_smoke.sh: $part did not run" >&2; exit 1; }
 done

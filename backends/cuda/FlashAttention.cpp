@@ -39,17 +39,17 @@
 //      operands, so the later CUDA passes (stream ordering, the device
 //      arena, kernel outlining) treat them as any other launch.
 //
-// An f16 or bf16 forward whose head dims fit (fitsTheMmaKernel) runs on
-// tensor cores (KernelBuilder::buildMma, FlashAttention-2's tiling on
-// PTX's mma.m16n8k16), and so does such a gradient (fitsTheMmaGradient,
-// KernelBuilder::buildMmaGrad: for head dims up to 64 by default one
-// kernel over key rows that adds dq in f32 with atomics, else two
+// An f16 or bf16 forward whose head dims fit (fitsTheMmaKernels: multiples
+// of 8 up to 128) runs on tensor cores (KernelBuilder::buildMma,
+// FlashAttention-2's tiling on PTX's mma.m16n8k16), and so does such a
+// gradient (KernelBuilder::buildMmaGrad: for head dims up to 64 by default
+// one kernel over key rows that adds dq in f32 with atomics, else two
 // kernels, over key rows and over query rows). With the pass's
-// f32-tensor-cores, f32 attention and its gradient whose head dims fit
-// (the same fitsTheMmaKernel, fitsTheMmaGradient) run on the same kernels in
-// 3xTF32 products (splitTF32: each f32 operand as two TF32 words, three
-// m16n8k8 products per product, f32's accuracy), the gradient as its two
-// kernels. Other f16 and bf16
+// f32-tensor-cores, f32 attention and its gradient of the same head dims
+// run on the same kernels in 3xTF32 products (splitTF32: each f32 operand
+// as two TF32 words, three m16n8k8 products per product, f32's accuracy),
+// the gradient as one kernel with atomics where its tiles fit staged split
+// (planMmaGradKeyBuffers), else as its two. Other f16 and bf16
 // attention runs the f32 kernels on operands
 // widened by kiln.cast, its results rounded once, as the ops define it
 // (WidenedAttention.h). f64, and head dims that would leave a thread more
@@ -248,30 +248,27 @@ static bool stagedSplitKeyGrad(bool f32, int64_t headDim, int64_t valueDim,
   return stagedSplit(f32, headDim, valueDim) && 2 * kernelBytes <= sharedBytes;
 }
 
-/// Whether the tensor-core forward takes these head dims: D in steps of
-/// the products' k (16), or in f16 and bf16 of 8, its last step's upper
-/// eight dims then zeros (mmaHeadDim: head dims of 40, as Stable
-/// Diffusion's, or 24, which cuDNN takes too), Dv in steps of their n (8),
-/// and the staged tiles, 64 x D and Dv x 64 halves, 16 KiB each at most.
-static bool fitsTheMmaKernel(int64_t headDim, int64_t valueDim, bool half) {
-  return headDim > 0 && headDim % (half ? 8 : 16) == 0 && headDim <= 128 &&
-         valueDim > 0 && valueDim % 8 == 0 && valueDim <= 128;
+/// Whether the tensor-core kernels (KernelBuilder::buildMma, buildMmaGrad)
+/// take these head dims: D and Dv in steps of 8, up to 128. Every product
+/// whose k is D or Dv (the forward's s = Q K^T, the gradient's s and dp =
+/// dO V^T) then runs in whole steps: in f32 their k is 8; in f16 and bf16
+/// it is 16, and the last step of a head dim of 8 mod 16 (Stable
+/// Diffusion's 40, or 24) has zeros in its upper eight dims (mmaHeadDim).
+/// The other products' n is 8 too, and the staged tiles, 64 x D and Dv x
+/// 64 halves, take 16 KiB each at most.
+static bool fitsTheMmaKernels(int64_t headDim, int64_t valueDim) {
+  return headDim > 0 && headDim % 8 == 0 && headDim <= 128 && valueDim > 0 &&
+         valueDim % 8 == 0 && valueDim <= 128;
 }
 
-/// The head dims the tensor-core kernels' products run over: D (or Dv, for
-/// the gradient's dp = dO V^T) rounded up to their k, the operands' dims
-/// past it zeros.
+/// The width of the tiles staged for products whose k is D (or Dv, for
+/// the gradient's dp = dO V^T): the head dim rounded up to 16, zeros past
+/// it (stagePairs). In f16 and bf16 that is their k, and the A operands
+/// are zeros there too (leftWords). f32's products stop at the head dim
+/// (its k is 8); the wider rows keep a staged tile's words swizzled
+/// (swizzledWord), where rows of 8 mod 16 words would not be.
 static int64_t mmaHeadDim(int64_t headDim) {
   return llvm::alignTo(headDim, 16);
-}
-
-/// Whether the tensor-core gradient (KernelBuilder::buildMmaGrad) takes
-/// these head dims: those of the forward, whose Dv is also dp = dO V^T's
-/// k. In f16 and bf16 its last product is padded as the forward pads D's;
-/// in f32 Dv must be a whole number of products (16).
-static bool fitsTheMmaGradient(int64_t headDim, int64_t valueDim, bool half) {
-  return fitsTheMmaKernel(headDim, valueDim, half) &&
-         (half || valueDim % 16 == 0);
 }
 
 /// The rows of the other side's tiles in the tensor-core gradient's
@@ -346,9 +343,7 @@ bool mlir::kiln::takenByTensorCoreAttention(Operation *op) {
   return (element.isBF16() || element.isF16()) &&
          llvm::all_of(op->getOperandTypes(), isStatic) &&
          llvm::all_of(op->getResultTypes(), isStatic) &&
-         (isa<mlir::kiln::AttentionOp>(op)
-              ? fitsTheMmaKernel(headDim, valueDim, /*half=*/true)
-              : fitsTheMmaGradient(headDim, valueDim, /*half=*/true));
+         fitsTheMmaKernels(headDim, valueDim);
 }
 
 Value mlir::kiln::attentionGradRowsum(OpBuilder &builder,
@@ -438,7 +433,7 @@ public:
                   ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
                   int64_t headDim);
   /// The tensor-core forward kernel, for f16 and bf16 buffers where
-  /// fitsTheMmaKernel, and f32 ones there too under f32TensorCores.
+  /// fitsTheMmaKernels, and f32 ones there too under f32TensorCores.
   void buildMma(Value query, Value key, Value value, Value mask, Value out,
                 Value lse, double scale, bool causal, int64_t batch,
                 ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
@@ -451,8 +446,9 @@ public:
   MmaGradKeyBuffers planMmaGradKeyBuffers(Type element, int64_t headDim,
                                           int64_t valueDim, int64_t queries,
                                           int64_t keys);
-  /// The tensor-core gradient's two kernels, for f16 and bf16 buffers where
-  /// fitsTheMmaGradient: `operands` and `grads` as for buildTiledGrad.
+  /// The tensor-core gradient's kernels, for f16 and bf16 buffers where
+  /// fitsTheMmaKernels, and f32 ones there too under f32TensorCores:
+  /// `operands` and `grads` as for buildTiledGrad.
   void buildMmaGrad(ArrayRef<Value> operands, Value mask, ArrayRef<Value> grads,
                     double scale, bool causal, int64_t batch,
                     ArrayRef<int64_t> leading, int64_t queries, int64_t keys,
@@ -1918,7 +1914,7 @@ private:
   /// atomics rather than two that each recompute p.
   bool gradientAtomics;
   /// Whether an f32 forward whose head dims fit runs on tensor cores in
-  /// 3xTF32 products (fitsTheMmaKernel, fitsTheMmaGradient).
+  /// 3xTF32 products (fitsTheMmaKernels).
   bool f32TensorCores;
   /// The shared memory a block may have on the target, with its kernel's
   /// opt-in (maxSharedBytesPerBlock).
@@ -1964,7 +1960,7 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
             "expected query, key, value and result buffers of one element "
             "type and an f32 log-sum-exp buffer")))
       return failure();
-    if (!fitsTheMmaKernel(headDim, valueDim, /*half=*/true))
+    if (!fitsTheMmaKernels(headDim, valueDim))
       return call.emitError()
              << "the tensor-core kernel takes a head dim and a value dim "
                 "that are multiples of 8 up to 128, not "
@@ -1980,8 +1976,7 @@ LogicalResult KernelBuilder::build(DictionaryAttr info) {
     call.erase();
     return success();
   }
-  if (half ||
-      (f32TensorCores && fitsTheMmaKernel(headDim, valueDim, /*half=*/false))) {
+  if (half || (f32TensorCores && fitsTheMmaKernels(headDim, valueDim))) {
     buildMma(query, key, value, mask, out, lse, scale, causal, batch, leading,
              queries, keys, headDim, valueDim);
     call.erase();
@@ -3241,7 +3236,7 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
             "expected query, key, value, cotangent and gradient buffers of "
             "one element type and f32 log-sum-exp and rowsum buffers")))
       return failure();
-    if (!fitsTheMmaGradient(headDim, valueDim, /*half=*/true))
+    if (!fitsTheMmaKernels(headDim, valueDim))
       return call.emitError()
              << "the tensor-core gradient takes head and value dims that "
                 "are multiples of 8 up to 128, not "
@@ -3252,8 +3247,7 @@ LogicalResult KernelBuilder::buildGrad(DictionaryAttr info) {
   int64_t batch = 1;
   for (int64_t d : leading)
     batch *= d;
-  if (half || (f32TensorCores &&
-               fitsTheMmaGradient(headDim, valueDim, /*half=*/false))) {
+  if (half || (f32TensorCores && fitsTheMmaKernels(headDim, valueDim))) {
     if (batch != 0)
       buildMmaGrad({query, key, value, resultGrad, lse, delta}, mask,
                    {queryGrad, keyGrad, valueGrad}, scale, causal, batch,
@@ -3531,8 +3525,7 @@ struct KilnCudaFlashAttentionPass
             valueDim = value.getShape().back();
     int64_t queries = query.getShape()[query.getRank() - 2],
             keys = key.getShape()[key.getRank() - 2];
-    if (!(grad ? fitsTheMmaGradient(headDim, valueDim, /*half=*/false)
-               : fitsTheMmaKernel(headDim, valueDim, /*half=*/false)))
+    if (!fitsTheMmaKernels(headDim, valueDim))
       return variants;
     // The register-tiled gradient is one kernel with atomics too: its two
     // kernels are a variant of their own.

@@ -981,6 +981,77 @@ func.func private @kiln_cuda_attention_grad(%q: memref<5x128xf32>, %k: memref<7x
 
 // -----
 
+// f32 head dims that are multiples of 8 but not of 16 (D = 40, Dv = 24)
+// take the tensor-core kernels too: f32's products have a k of 8, so
+// they stop at D and Dv. The tiles staged for s's and dp's products are
+// as wide as the half-precision kernels' (mmaHeadDim: 48 and 32 words, so
+// that their rows stay swizzled), zeros past the source's columns (a
+// clamped read in bounds, then a select). The forward: 5 x 4 triple
+// products for the scores (40 dims in eights, 32 keys), 4 x 3 for p v.
+// The gradient's key kernel (default shared-bytes: two kernels, no tile
+// staged split): s^T 5 x 4, dp^T 3 x 4, dv 4 x 3 and dk 4 x 5 triple
+// products per tile; its query kernel s 5 x 4, dp 3 x 4 and dq 4 x 5,
+// the keys and values staged split into 2 x 32 rows of 48 and 32 words.
+// Without the option both are the f32 lanes' kernels.
+// TF32-LABEL: func.func @f32_padded(
+// TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x48xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<24x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x48xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<24x32xi32, #gpu.address_space<workgroup>>)
+// TF32:         scf.for
+// TF32:           %[[INSIDE:.*]] = arith.cmpi slt, %{{.*}}, %c40
+// TF32-NEXT:      arith.constant 36 : index
+// TF32-NEXT:      arith.minsi
+// TF32:           %[[READ:.*]] = arith.select %{{.*}} : vector<4xf32>
+// TF32-NEXT:      arith.constant dense<0.000000e+00> : vector<4xf32>
+// TF32-NEXT:      arith.select %[[INSIDE]], %[[READ]], %{{.*}} : vector<4xf32>
+// TF32:           gpu.barrier
+// TF32-COUNT-60:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       llvm.call_intrinsic
+// TF32:           gpu.shuffle
+// TF32-COUNT-36:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       llvm.call_intrinsic
+// TF32:         gpu.terminator
+// TF32-LABEL: func.func @f32_padded_grad(
+// TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x48xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<40x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<24x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>)
+// TF32:           gpu.barrier
+// TF32-COUNT-96:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       llvm.call_intrinsic
+// TF32:           arith.subf
+// TF32-COUNT-96:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       llvm.call_intrinsic
+// TF32-NOT:       memref.atomic_rmw
+// TF32:         gpu.terminator
+// TF32:         gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x48xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<80x32xi32, #gpu.address_space<workgroup>>)
+// TF32:           gpu.barrier
+// TF32-COUNT-96:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       llvm.call_intrinsic
+// TF32:           arith.subf
+// TF32-COUNT-60:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// TF32-NOT:       llvm.call_intrinsic
+// TF32:         gpu.terminator
+// TF32-NOT:     gpu.launch
+// TF32:         return
+// DEFAULT-LABEL: func.func @f32_padded(
+// DEFAULT-NOT:   llvm.call_intrinsic
+// DEFAULT:       return
+// DEFAULT-LABEL: func.func @f32_padded_grad(
+// DEFAULT-NOT:   llvm.call_intrinsic
+// DEFAULT:       return
+func.func @f32_padded(%q: memref<2x70x40xf32>, %k: memref<2x45x40xf32>, %v: memref<2x45x24xf32>, %o: memref<2x70x24xf32>, %l: memref<2x70xf32>) {
+  call @kiln_cuda_attention(%q, %k, %v, %o, %l) : (memref<2x70x40xf32>, memref<2x45x40xf32>, memref<2x45x24xf32>, memref<2x70x24xf32>, memref<2x70xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention(%q: memref<2x70x40xf32>, %k: memref<2x45x40xf32>, %v: memref<2x45x24xf32>, %o: memref<2x70x24xf32>, %l: memref<2x70xf32>) attributes {kiln.cuda_attention = {causal = false, scale = 1.250000e-01 : f64}} {
+  return
+}
+func.func @f32_padded_grad(%q: memref<2x70x40xf32>, %k: memref<2x45x40xf32>, %v: memref<2x45x24xf32>, %do: memref<2x70x24xf32>, %l: memref<2x70xf32>, %d: memref<2x70xf32>, %dq: memref<2x70x40xf32>, %dk: memref<2x45x40xf32>, %dv: memref<2x45x24xf32>) {
+  call @kiln_cuda_attention_grad(%q, %k, %v, %do, %l, %d, %dq, %dk, %dv) : (memref<2x70x40xf32>, memref<2x45x40xf32>, memref<2x45x24xf32>, memref<2x70x24xf32>, memref<2x70xf32>, memref<2x70xf32>, memref<2x70x40xf32>, memref<2x45x40xf32>, memref<2x45x24xf32>) -> ()
+  return
+}
+func.func private @kiln_cuda_attention_grad(%q: memref<2x70x40xf32>, %k: memref<2x45x40xf32>, %v: memref<2x45x24xf32>, %do: memref<2x70x24xf32>, %l: memref<2x70xf32>, %d: memref<2x70xf32>, %dq: memref<2x70x40xf32>, %dk: memref<2x45x40xf32>, %dv: memref<2x45x24xf32>) attributes {kiln.cuda_attention_grad = {causal = false, scale = 1.250000e-01 : f64}} {
+  return
+}
+
+// -----
+
 // The f32 gradient under f32-tensor-cores with the default shared-bytes
 // (48 KiB, which holds no tile staged split): the tensor-core gradient's
 // two kernels on 3xTF32 products (no atomics, whatever gradient-atomics

@@ -197,7 +197,7 @@ cl::opt<bool> cudaTf32(
     cl::cat(compileCategory));
 cl::opt<bool> cudaAttention3xTF32(
     "cuda-attention-3xtf32",
-    cl::desc("Run f32 attention and its gradient (head dims multiples of 16 up "
+    cl::desc("Run f32 attention and its gradient (head dims multiples of 8 up "
              "to 128) on tensor cores in 3xTF32 products, of f32's "
              "accuracy (sm_80 and later; --target=cuda or "
              "--target=cuda-on-cpu), instead of the f32 kernels"),

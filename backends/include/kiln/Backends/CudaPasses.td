@@ -164,7 +164,7 @@ def KilnCudaFlashAttention
     two TF32 words in tiles of their own, split once by the thread that
     stages it; wider ones are staged as f32 words, which each warp splits
     as it reads them. An
-    f32 gradient call whose head dims are multiples of 16 up to 128 is
+    f32 gradient call whose head dims are multiples of 8 up to 128 is
     likewise the tensor-core gradient on 3xTF32 products, with tiles of
     32 rows of the other side (16 over 64 dims) and the own rows' operands
     read and split per tile. Up to 64 head dims the key kernel stages its
@@ -239,7 +239,7 @@ def KilnCudaFlashAttention
            "(false: two kernels that recompute p, summing every result in "
            "a fixed order)">,
     Option<"f32TensorCores", "f32-tensor-cores", "bool", "false",
-           "Run f32 attention and its gradient (head dims multiples of 16 "
+           "Run f32 attention and its gradient (head dims multiples of 8 "
            "up to 128) on the tensor-core kernels in 3xTF32 products (f32's "
            "accuracy; sm_80 and later)">,
     Option<"tuneF32", "tune-f32", "bool", "false",
